@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for plotq and builds it. Idempotent: installs only what is missing,
+# and an existing build directory is reused (CMake rebuilds only what changed).
+#   tools/setup.sh            install + build into ./build
+#   PLOTQ_BUILD_DIR=DIR       build elsewhere
+#   PLOTQ_SKIP_INSTALL=1      do not touch packages (e.g. not root)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${PLOTQ_BUILD_DIR:-$root/build}
+
+packages=(build-essential cmake pkg-config libboost-dev libsqlitecpp-dev libsqlite3-dev
+  libseccomp-dev nlohmann-json3-dev catch2 sqlite3 python3-dev
+  python3-numpy python3-pandas python3-scipy python3-matplotlib python3-plotly python3-seaborn
+  python3-seccomp ninja-build chromium nodejs npm)
+
+if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  # node/npm may come from elsewhere on a developer machine; only install them when absent.
+  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+  fi
+  read -r -a missing <<<"${missing[*]}"
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  # Browser-test driver (playwright-core drives Debian's /usr/bin/chromium; it downloads no browser).
+  if [ -f "$root/tests/browser/package.json" ] && [ ! -d "$root/tests/browser/node_modules/playwright-core" ]; then
+    (cd "$root/tests/browser" && npm install --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build" -j "$jobs"
