@@ -1,0 +1,94 @@
+#include "table/csv.hpp"
+
+namespace plotq::table {
+
+std::optional<std::vector<Record>> read_records(std::string_view text, char delimiter,
+                                                std::size_t max_records) {
+  std::vector<Record> out;
+  Record rec;
+  std::string field;
+  bool in_quotes = false;
+  bool field_started = false;  // something (even "") was seen for this field
+  auto end_field = [&] {
+    rec.push_back(std::move(field));
+    field.clear();
+    field_started = false;
+  };
+  auto end_record = [&]() -> bool {
+    bool blank = rec.empty() && !field_started && field.empty();
+    if (!blank) {
+      end_field();
+      out.push_back(std::move(rec));
+      if (out.size() > max_records) return false;
+    }
+    rec.clear();
+    field.clear();
+    field_started = false;
+    return true;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field.push_back('"');
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        field.push_back(c);
+      }
+      continue;
+    }
+    if (c == '"' && field.empty() && !field_started) {
+      in_quotes = true;
+      field_started = true;
+    } else if (c == delimiter) {
+      field_started = true;
+      end_field();
+      field_started = true;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (!end_record()) return std::nullopt;
+    } else {
+      field.push_back(c);
+      field_started = true;
+    }
+  }
+  if (in_quotes) return std::nullopt;
+  if (!end_record()) return std::nullopt;
+  return out;
+}
+
+void append_csv_field(std::string& out, std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out.append(field);
+    return;
+  }
+  out.push_back('"');
+  for (char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+std::string write_csv(const Table& t) {
+  std::string out;
+  for (std::size_t i = 0; i < t.columns.size(); ++i) {
+    if (i) out.push_back(',');
+    append_csv_field(out, t.columns[i].name);
+  }
+  out.push_back('\n');
+  for (const auto& row : t.rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i) out.push_back(',');
+      append_csv_field(out, row[i]);
+    }
+    out.push_back('\n');
+  }
+  return out;
+}
+
+}  // namespace plotq::table

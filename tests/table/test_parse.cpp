@@ -1,0 +1,122 @@
+#include <catch2/catch.hpp>
+
+#include "table/csv.hpp"
+#include "table/parse.hpp"
+
+using namespace plotq::table;
+
+static Table ok(std::string_view text) {
+  auto r = parse_table(text);
+  if (auto* e = std::get_if<ParseError>(&r)) FAIL("parse error " << e->code);
+  return std::get<Table>(r);
+}
+static std::string err(std::string_view text, const Caps& caps = {}) {
+  auto r = parse_table(text, caps);
+  REQUIRE(std::holds_alternative<ParseError>(r));
+  return std::get<ParseError>(r).code;
+}
+
+TEST_CASE("comma CSV with header, types inferred, canonical output") {
+  Table t = ok("name,value,day\nA,1,2026-01-02\nB,2.5,03.01.2026\n");
+  REQUIRE(t.column_count() == 3);
+  REQUIRE(t.row_count() == 2);
+  CHECK(t.columns[0].type == ColumnType::text);
+  CHECK(t.columns[1].type == ColumnType::number);
+  CHECK(t.columns[2].type == ColumnType::date);
+  CHECK(write_csv(t) == "name,value,day\nA,1,2026-01-02\nB,2.5,2026-01-03\n");
+  CHECK(t.has_number_or_date_column());
+}
+
+TEST_CASE("semicolon CSV with decimal commas becomes dot decimals") {
+  Table t = ok("x;y\n1;2,5\n2;3,75\n");
+  CHECK(t.columns[1].type == ColumnType::number);
+  CHECK(write_csv(t) == "x,y\n1,2.5\n2,3.75\n");
+}
+
+TEST_CASE("tab and pipe delimiters are sniffed") {
+  CHECK(ok("a\tb\n1\t2\n").column_count() == 2);
+  CHECK(ok("a|b|c\n1|2|3\n").column_count() == 3);
+  CHECK(sniff_delimiter("a,b;c\n1,2;3\n4,5;6\n") == ',');
+}
+
+TEST_CASE("quoted fields keep delimiters, quotes and newlines") {
+  Table t = ok("label,v\n\"a, b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\n");
+  REQUIRE(t.row_count() == 3);
+  CHECK(t.rows[0][0] == "a, b");
+  CHECK(t.rows[1][0] == "say \"hi\"");
+  CHECK(t.rows[2][0] == "two\nlines");
+  CHECK(write_csv(t) == "label,v\n\"a, b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\n");
+}
+
+TEST_CASE("BOM stripped, CRLF accepted, blank lines skipped") {
+  Table t = ok("\xEF\xBB\xBFx,y\r\n1,2\r\n\r\n3,4\r\n");
+  CHECK(t.columns[0].name == "x");
+  CHECK(t.row_count() == 2);
+}
+
+TEST_CASE("booleans, integers and datetimes") {
+  Table t = ok("ok,n,at\nyes,+3,2026-03-04T05:06\nFalse,-4,2026-03-05 07:08:09\n");
+  CHECK(t.columns[0].type == ColumnType::boolean);
+  CHECK(t.columns[1].type == ColumnType::integer);
+  CHECK(t.columns[2].type == ColumnType::date);
+  CHECK(t.rows[0] == std::vector<std::string>{"true", "3", "2026-03-04 05:06:00"});
+}
+
+TEST_CASE("an impossible date is text, not a date") {
+  CHECK(ok("d\n2026-02-30\n").columns[0].type == ColumnType::text);
+  CHECK(ok("d\n2024-02-29\n").columns[0].type == ColumnType::date);
+}
+
+TEST_CASE("empty and duplicate header names are made unique") {
+  Table t = ok("a,,a\n1,2,3\n");
+  CHECK(t.columns[0].name == "a");
+  CHECK(t.columns[1].name == "column_2");
+  CHECK(t.columns[2].name == "a_2");
+}
+
+TEST_CASE("JSON records and column maps") {
+  Table r = ok(R"([{"x":1,"y":"a"},{"x":2,"y":null}])");
+  CHECK(r.column_count() == 2);
+  CHECK(r.rows[1][1] == "");
+  CHECK(r.columns[0].type == ColumnType::integer);
+  Table c = ok(R"({"t":[1,2,3],"v":[0.5,1.5,2.5]})");
+  CHECK(c.row_count() == 3);
+  CHECK(c.columns[1].type == ColumnType::number);
+}
+
+TEST_CASE("the error vocabulary") {
+  CHECK(err("") == "empty");
+  CHECK(err("   \n \n") == "empty");
+  CHECK(err("a,b\n1,\x01\n") == "control_chars");
+  CHECK(err("a,b\n\xff\xfe,1\n") == "encoding");
+  CHECK(err("a,b\n1,2,3\n") == "unparseable");
+  CHECK(err("a,b\n\"open,1\n") == "unparseable");
+  CHECK(err(R"([[[1]]])") == "unparseable");
+  CHECK(err(R"({"a":[1,2],"b":[1]})") == "unparseable");
+  CHECK(err(R"([{"a":{"b":1}}])") == "unparseable");
+  Caps small;
+  small.max_rows = 3;
+  CHECK(err("x\n1\n2\n3\n4\n", small) == "too_many_rows");
+  small = {};
+  small.max_columns = 2;
+  CHECK(err("a,b,c\n1,2,3\n", small) == "too_many_columns");
+  CHECK(err("a\n" + std::string(201, 'x') + "\n") == "cell_too_long");
+  auto r = parse_table(std::string(204'801, 'a'));
+  REQUIRE(std::holds_alternative<ParseError>(r));
+  CHECK(std::get<ParseError>(r).code == "too_long");
+  CHECK(std::get<ParseError>(r).http_status == 413);
+}
+
+TEST_CASE("a JSON bomb is refused by the depth scan, not parsed") {
+  std::string bomb(100'000, '[');
+  CHECK(err(bomb) == "unparseable");
+}
+
+TEST_CASE("the caps are inclusive: exactly at the cap passes") {
+  Caps caps;
+  caps.max_rows = 3;
+  caps.max_columns = 2;
+  auto r = parse_table("a,b\n1,2\n3,4\n5,6\n", caps);
+  CHECK(std::holds_alternative<Table>(r));
+  CHECK(ok("a\n" + std::string(200, 'x') + "\n").row_count() == 1);
+}
