@@ -1,0 +1,113 @@
+#include "store/db.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/env.hpp"
+#include "store/error.hpp"
+
+namespace plotq::store {
+namespace {
+
+constexpr mode_t kFileMode = 0600;
+constexpr mode_t kDirMode = 0711;
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
+  throw StoreError("db_open", what + " " + path + ": " + std::strerror(err));
+}
+
+// mkdir -p; directories we create get mode 0711 (others may traverse, not list).
+void make_parents(const std::filesystem::path& dir) {
+  if (dir.empty()) return;
+  std::filesystem::path cur;
+  for (const auto& part : dir) {
+    cur /= part;
+    if (::mkdir(cur.c_str(), kDirMode) == 0) {
+      if (::chmod(cur.c_str(), kDirMode) != 0) fail("cannot chmod", cur, errno);
+    } else if (errno != EEXIST) {
+      fail("cannot create directory", cur, errno);
+    }
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) fail("cannot stat", dir, errno);
+  if (!S_ISDIR(st.st_mode)) throw StoreError("db_open", dir.string() + " is not a directory");
+}
+
+// Opens (creating when asked) without following a symlink, checks it is a regular file and makes
+// its mode 0600. Returns false when the file does not exist and create is false.
+bool secure_file(const std::string& path, bool create) {
+  int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0);
+  int fd = ::open(path.c_str(), flags, kFileMode);
+  if (fd < 0) {
+    if (errno == ENOENT && !create) return false;
+    if (errno == ELOOP) throw StoreError("db_open", path + " is a symlink; refusing to open it");
+    fail("cannot open", path, errno);
+  }
+  struct stat st;
+  int err = 0;
+  if (::fstat(fd, &st) != 0) {
+    err = errno;
+  } else if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw StoreError("db_open", path + " is not a regular file");
+  } else if ((st.st_mode & 07777) != kFileMode && ::fchmod(fd, kFileMode) != 0) {
+    err = errno;
+  }
+  ::close(fd);
+  if (err) fail("cannot secure", path, err);
+  return true;
+}
+
+int open_flags(const std::string& path, const Options& o) {
+  if (path.empty()) throw StoreError("invalid", "empty database path");
+  if (o.read_only) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) throw StoreError("db_missing", "no database at " + path);
+      fail("cannot stat", path, errno);
+    }
+    if (!S_ISREG(st.st_mode)) throw StoreError("db_open", path + " is not a regular file");
+    return SQLite::OPEN_READONLY | SQLite::OPEN_NOFOLLOW;
+  }
+  make_parents(std::filesystem::path(path).parent_path());
+  secure_file(path, true);
+  secure_file(path + "-wal", false);
+  secure_file(path + "-shm", false);
+  return SQLite::OPEN_READWRITE | SQLite::OPEN_NOFOLLOW;
+}
+
+}  // namespace
+
+Options options_from_env() {
+  Options o;
+  o.synchronous_full = env_bool("PLOTQ_DB_SYNCHRONOUS_FULL", o.synchronous_full);
+  o.busy_timeout_ms = int(env_int("PLOTQ_DB_BUSY_TIMEOUT_MS", o.busy_timeout_ms, 0, 600000));
+  return o;
+}
+
+Db::Db(const std::string& path, Options options, int flags)
+    : path_(path), options_(options), sql_(path, flags, options.busy_timeout_ms) {}
+
+std::unique_ptr<Db> Db::open(const std::string& path, Options options) {
+  int flags = open_flags(path, options);
+  return guarded("open " + path, [&] {
+    std::unique_ptr<Db> db(new Db(path, options, flags));
+    SQLite::Database& s = db->sql();
+    if (!options.read_only) {
+      std::string mode = s.execAndGet("PRAGMA journal_mode=WAL").getString();
+      if (mode != "wal") throw StoreError("db_open", path + ": cannot switch to WAL (" + mode + ")");
+      s.exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+    }
+    s.exec("PRAGMA foreign_keys=ON");
+    if (s.execAndGet("PRAGMA foreign_keys").getInt() != 1)
+      throw StoreError("db_open", path + ": this SQLite cannot enforce foreign keys");
+    return db;
+  });
+}
+
+}  // namespace plotq::store

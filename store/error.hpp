@@ -1,0 +1,46 @@
+// Store errors carry a fixed code so callers map them to HTTP answers and CLI exit codes without
+// parsing messages. Vocabulary (see store/README.md):
+//   db_open      the file could not be created/opened (permissions, not a regular file, symlink)
+//   db_missing   a read-only open of a file that does not exist
+//   busy         the database stayed locked longer than busy_timeout
+//   constraint   a row broke a constraint (foreign key, CHECK, UNIQUE, NOT NULL)
+//   not_found    the row a call names does not exist
+//   bad_state    the row exists but is in the wrong state for the call (e.g. finishing a done turn)
+//   invalid      an argument the store cannot use (malformed day, empty id)
+//   disk_full, io, corrupt, sqlite   the underlying SQLite failure class
+//   migration_*, schema_*            see MigrationError in store/migrate.hpp
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <SQLiteCpp/Exception.h>
+
+namespace plotq::store {
+
+struct StoreError : std::runtime_error {
+  StoreError(std::string code, const std::string& message)
+      : std::runtime_error(message), code_(std::move(code)) {}
+  const std::string& code() const noexcept { return code_; }
+
+ private:
+  std::string code_;
+};
+
+// The store code for a SQLite (extended) result code, e.g. SQLITE_CONSTRAINT_FOREIGNKEY -> "constraint".
+std::string code_for_sqlite(int extended_code);
+
+// Rethrows a SQLite exception as a StoreError whose message says what the store was doing.
+[[noreturn]] void rethrow_sqlite(const SQLite::Exception& e, std::string_view what);
+
+// Runs f, turning SQLite exceptions into StoreError. Every repository entry goes through it.
+template <class F>
+auto guarded(std::string_view what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const SQLite::Exception& e) {
+    rethrow_sqlite(e, what);
+  }
+}
+
+}  // namespace plotq::store

@@ -1,0 +1,113 @@
+#include "store/idempotency.hpp"
+
+#include <SQLiteCpp/Transaction.h>
+
+#include "common/sha256.hpp"
+#include "store/sql_util.hpp"
+
+namespace plotq::store {
+
+std::string_view to_string(ClaimState s) {
+  switch (s) {
+    case ClaimState::started: return "started";
+    case ClaimState::running_same: return "running_same";
+    case ClaimState::done_same: return "done_same";
+    case ClaimState::conflict: return "conflict";
+  }
+  return "started";
+}
+
+namespace idempotency {
+
+std::string kind_for_themes(const std::vector<std::string>& themes) {
+  std::string k;
+  for (const auto& t : themes) {
+    if (!k.empty()) k += ',';
+    k += t;
+  }
+  return k;
+}
+
+std::string fingerprint(std::string_view request_json) { return sha256_hex(request_json); }
+
+Claim begin(Db& db, const std::string& job_id, const std::string& kind, const std::string& fp,
+            UnixSeconds now) {
+  detail::require_id("job id", job_id);
+  return guarded("claim idempotency key", [&] {
+    SQLite::Database& s = db.sql();
+    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement q(s, "SELECT fingerprint, state, response FROM idempotency WHERE job_id = ? AND kind = ?");
+    q.bind(1, job_id);
+    q.bind(2, kind);
+    Claim c;
+    if (q.executeStep()) {
+      if (q.getColumn(0).getString() != fp) {
+        c.state = ClaimState::conflict;
+      } else if (q.getColumn(1).getString() == "running") {
+        c.state = ClaimState::running_same;
+      } else {
+        c.state = ClaimState::done_same;
+        c.response = q.getColumn(2).getString();
+      }
+      return c;
+    }
+    SQLite::Statement ins(s,
+                          "INSERT INTO idempotency(job_id, kind, fingerprint, state, created_at) "
+                          "VALUES (?, ?, ?, 'running', ?)");
+    ins.bind(1, job_id);
+    ins.bind(2, kind);
+    ins.bind(3, fp);
+    ins.bind(4, iso_utc(now));
+    ins.exec();
+    tx.commit();
+    return c;
+  });
+}
+
+void complete(Db& db, const std::string& job_id, const std::string& kind, const std::string& response_json,
+              UnixSeconds now, int keep_done) {
+  guarded("complete idempotency key", [&] {
+    SQLite::Database& s = db.sql();
+    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement u(s,
+                        "UPDATE idempotency SET state = 'done', response = ?, finished_at = ? "
+                        "WHERE job_id = ? AND kind = ? AND state = 'running'");
+    u.bind(1, response_json);
+    u.bind(2, iso_utc(now));
+    u.bind(3, job_id);
+    u.bind(4, kind);
+    if (u.exec() == 0) {
+      SQLite::Statement e(s, "SELECT state FROM idempotency WHERE job_id = ? AND kind = ?");
+      e.bind(1, job_id);
+      e.bind(2, kind);
+      if (!e.executeStep()) throw StoreError("not_found", "no idempotency record for job " + job_id);
+      throw StoreError("bad_state", "idempotency record for job " + job_id + " is already done");
+    }
+    // Keep the newest keep_done answers: completion order is finished_at, ties by claim order.
+    SQLite::Statement ev(s,
+                         "DELETE FROM idempotency WHERE state = 'done' AND id NOT IN ("
+                         "SELECT id FROM idempotency WHERE state = 'done' "
+                         "ORDER BY finished_at DESC, id DESC LIMIT ?)");
+    ev.bind(1, keep_done < 0 ? 0 : keep_done);
+    ev.exec();
+    tx.commit();
+  });
+}
+
+bool forget(Db& db, const std::string& job_id, const std::string& kind) {
+  return guarded("forget idempotency key", [&] {
+    SQLite::Statement q(db.sql(), "DELETE FROM idempotency WHERE job_id = ? AND kind = ? AND state = 'running'");
+    q.bind(1, job_id);
+    q.bind(2, kind);
+    return q.exec() == 1;
+  });
+}
+
+std::int64_t forget_running(Db& db) {
+  return guarded("forget running idempotency keys", [&] {
+    return std::int64_t(db.sql().exec("DELETE FROM idempotency WHERE state = 'running'"));
+  });
+}
+
+}  // namespace idempotency
+}  // namespace plotq::store

@@ -1,0 +1,67 @@
+// Internal helpers shared by the repositories (not part of the public API).
+#pragma once
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "store/error.hpp"
+#include "store/time.hpp"
+
+namespace plotq::store::detail {
+
+inline void bind_opt(SQLite::Statement& q, int i, const std::optional<std::string>& v) {
+  if (v) q.bind(i, *v); else q.bind(i);
+}
+inline void bind_opt(SQLite::Statement& q, int i, const std::optional<std::int64_t>& v) {
+  if (v) q.bind(i, static_cast<std::int64_t>(*v)); else q.bind(i);
+}
+inline void bind_opt(SQLite::Statement& q, int i, const std::optional<int>& v) {
+  if (v) q.bind(i, *v); else q.bind(i);
+}
+inline void bind_opt(SQLite::Statement& q, int i, const std::optional<double>& v) {
+  if (v) q.bind(i, *v); else q.bind(i);
+}
+inline void bind_sv(SQLite::Statement& q, int i, std::string_view v) { q.bind(i, std::string(v)); }
+
+inline std::optional<std::string> opt_text(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getString();
+}
+inline std::optional<std::int64_t> opt_int(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt64();
+}
+inline std::optional<double> opt_real(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getDouble();
+}
+
+// Reads a stored time; a malformed one means someone wrote the file by hand badly.
+inline UnixSeconds time_of(const SQLite::Column& c) {
+  auto t = parse_utc(c.getString());
+  if (!t) throw StoreError("corrupt", std::string("malformed time '") + c.getString() + "' in column " + c.getName());
+  return *t;
+}
+inline std::optional<UnixSeconds> opt_time(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return time_of(c);
+}
+
+// Reads a vocabulary column through a parse_* function.
+template <class Parse>
+auto enum_of(const SQLite::Column& c, Parse parse) {
+  auto v = parse(c.getString());
+  if (!v) throw StoreError("corrupt", std::string("unknown value '") + c.getString() + "' in column " + c.getName());
+  return *v;
+}
+
+// Inserts the user row when missing; call inside the caller's transaction.
+void ensure_user(SQLite::Database& s, const std::string& user_id, UnixSeconds now);
+
+void require_id(std::string_view what, const std::string& id);
+
+}  // namespace plotq::store::detail

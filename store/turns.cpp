@@ -1,0 +1,164 @@
+#include "store/turns.hpp"
+
+#include <SQLiteCpp/Transaction.h>
+
+#include "store/sql_util.hpp"
+
+namespace plotq::store::turns {
+namespace {
+
+constexpr const char* kCols =
+    "id, session_id, user_id, created_at, text_chars, action, scope, status, outcome, code, ended_at";
+
+Turn row(SQLite::Statement& q) {
+  Turn t;
+  t.id = q.getColumn(0).getString();
+  t.session_id = q.getColumn(1).getString();
+  t.user_id = q.getColumn(2).getString();
+  t.created_at = detail::time_of(q.getColumn(3));
+  t.text_chars = q.getColumn(4).getInt64();
+  t.action = detail::enum_of(q.getColumn(5), parse_turn_action);
+  t.scope = detail::enum_of(q.getColumn(6), parse_scope_verdict);
+  t.status = detail::enum_of(q.getColumn(7), parse_turn_status);
+  t.outcome = detail::opt_text(q.getColumn(8));
+  t.code = detail::opt_text(q.getColumn(9));
+  t.ended_at = detail::opt_time(q.getColumn(10));
+  return t;
+}
+
+// After an UPDATE that changed nothing: not_found or bad_state.
+[[noreturn]] void explain_no_change(SQLite::Database& s, const std::string& id, const char* wanted) {
+  SQLite::Statement q(s, "SELECT status FROM turns WHERE id = ?");
+  q.bind(1, id);
+  if (!q.executeStep()) throw StoreError("not_found", "no turn " + id);
+  throw StoreError("bad_state", "turn " + id + " is " + q.getColumn(0).getString() + ", not " + wanted);
+}
+
+}  // namespace
+
+void create(Db& db, const NewTurn& t, UnixSeconds now) {
+  detail::require_id("turn id", t.id);
+  guarded("create turn", [&] {
+    SQLite::Statement q(db.sql(),
+                        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action) "
+                        "VALUES (?, ?, ?, ?, ?, ?)");
+    q.bind(1, t.id);
+    q.bind(2, t.session_id);
+    q.bind(3, t.user_id);
+    q.bind(4, iso_utc(now));
+    q.bind(5, static_cast<std::int64_t>(t.text_chars));
+    detail::bind_sv(q, 6, to_string(t.action));
+    q.exec();
+  });
+}
+
+std::optional<Turn> get(Db& db, const std::string& id) {
+  return guarded("get turn", [&]() -> std::optional<Turn> {
+    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols + " FROM turns WHERE id = ?");
+    q.bind(1, id);
+    if (!q.executeStep()) return std::nullopt;
+    return row(q);
+  });
+}
+
+void start(Db& db, const std::string& id) {
+  guarded("start turn", [&] {
+    SQLite::Statement q(db.sql(), "UPDATE turns SET status = 'running' WHERE id = ? AND status = 'queued'");
+    q.bind(1, id);
+    if (q.exec() == 0) explain_no_change(db.sql(), id, "queued");
+  });
+}
+
+void set_scope(Db& db, const std::string& id, ScopeVerdict scope) {
+  guarded("set turn scope", [&] {
+    SQLite::Statement q(db.sql(), "UPDATE turns SET scope = ? WHERE id = ?");
+    detail::bind_sv(q, 1, to_string(scope));
+    q.bind(2, id);
+    if (q.exec() == 0) throw StoreError("not_found", "no turn " + id);
+  });
+}
+
+void finish(Db& db, const std::string& id, const std::string& outcome,
+            const std::optional<std::string>& code, UnixSeconds now) {
+  guarded("finish turn", [&] {
+    SQLite::Statement q(db.sql(),
+                        "UPDATE turns SET status = 'done', outcome = ?, code = ?, ended_at = ? "
+                        "WHERE id = ? AND status <> 'done'");
+    q.bind(1, outcome);
+    detail::bind_opt(q, 2, code);
+    q.bind(3, iso_utc(now));
+    q.bind(4, id);
+    if (q.exec() == 0) explain_no_change(db.sql(), id, "queued or running");
+  });
+}
+
+std::int64_t append_event(Db& db, const std::string& turn_id, const std::string& event,
+                          const std::string& data_json, UnixSeconds now) {
+  return guarded("append turn event", [&] {
+    // One statement: the next seq is computed and inserted atomically.
+    SQLite::Statement q(db.sql(),
+                        "INSERT INTO turn_events(turn_id, seq, event, data, created_at) "
+                        "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM turn_events WHERE turn_id = ?1 "
+                        "RETURNING seq");
+    q.bind(1, turn_id);
+    q.bind(2, event);
+    q.bind(3, data_json);
+    q.bind(4, iso_utc(now));
+    q.executeStep();
+    std::int64_t seq = q.getColumn(0).getInt64();
+    while (q.executeStep()) {
+    }
+    return seq;
+  });
+}
+
+std::vector<TurnEvent> events_after(Db& db, const std::string& turn_id, std::int64_t after_seq, int limit) {
+  return guarded("read turn events", [&] {
+    std::vector<TurnEvent> out;
+    SQLite::Statement q(db.sql(),
+                        "SELECT seq, event, data, created_at FROM turn_events "
+                        "WHERE turn_id = ? AND seq > ? ORDER BY seq LIMIT ?");
+    q.bind(1, turn_id);
+    q.bind(2, static_cast<std::int64_t>(after_seq));
+    q.bind(3, limit);
+    while (q.executeStep())
+      out.push_back({turn_id, q.getColumn(0).getInt64(), q.getColumn(1).getString(),
+                     q.getColumn(2).getString(), detail::time_of(q.getColumn(3))});
+    return out;
+  });
+}
+
+std::optional<Turn> active_for_user(Db& db, const std::string& user_id) {
+  return guarded("find active turn", [&]() -> std::optional<Turn> {
+    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols +
+                                      " FROM turns WHERE user_id = ? AND status <> 'done' "
+                                      "ORDER BY created_at LIMIT 1");
+    q.bind(1, user_id);
+    if (!q.executeStep()) return std::nullopt;
+    return row(q);
+  });
+}
+
+std::int64_t finish_abandoned(Db& db, UnixSeconds now) {
+  return guarded("finish abandoned turns", [&] {
+    SQLite::Statement q(db.sql(),
+                        "UPDATE turns SET status = 'done', outcome = 'abandoned', ended_at = ? "
+                        "WHERE status <> 'done'");
+    q.bind(1, iso_utc(now));
+    return std::int64_t(q.exec());
+  });
+}
+
+std::vector<Turn> list_for_session(Db& db, const std::string& session_id, int limit) {
+  return guarded("list turns", [&] {
+    std::vector<Turn> out;
+    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols +
+                                      " FROM turns WHERE session_id = ? ORDER BY created_at, rowid LIMIT ?");
+    q.bind(1, session_id);
+    q.bind(2, limit);
+    while (q.executeStep()) out.push_back(row(q));
+    return out;
+  });
+}
+
+}  // namespace plotq::store::turns
