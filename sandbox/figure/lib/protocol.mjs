@@ -1,0 +1,81 @@
+// The line protocol: one JSON object per line each way.
+//   request:  {"id": <string|number>, "figure": "/abs/plot-light.json", "out": "/abs/plot-light.png",
+//              "timeout_ms": <1..600000, default 30000>}
+//   answer:   {"id", "ok": true, "width", "height", "bytes", "ms", "blocked_requests", "csp_violations"}
+//          or {"id", "ok": false, "code": <errors.mjs CODES>, "detail": "...", "ms"}
+//   first line after start: {"ready": true, "protocol": 1, "pid", "chromium", "plotly", ...}
+//                       or {"ready": false, "code": "browser_failed", "detail"}
+import path from 'node:path';
+import { FigureError } from './errors.mjs';
+
+export const PROTOCOL = 1;
+export const MAX_LINE = 64 * 1024;
+export const DEFAULT_TIMEOUT_MS = 30000;
+export const MAX_TIMEOUT_MS = 600000;
+const FIELDS = new Set(['id', 'figure', 'out', 'timeout_ms']);
+
+function absPath(v, name) {
+  if (typeof v !== 'string' || v.length === 0 || v.length > 4096 || v.includes('\0') || !path.isAbsolute(v)) {
+    throw new FigureError('request_invalid', `${name} must be an absolute path`);
+  }
+  return path.normalize(v);
+}
+
+// Returns {id, job} or throws FigureError('request_invalid') carrying the id when one was readable.
+export function parseRequest(line) {
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch {
+    throw new FigureError('request_invalid', 'the request is not JSON');
+  }
+  if (req === null || typeof req !== 'object' || Array.isArray(req)) {
+    throw new FigureError('request_invalid', 'the request is not an object');
+  }
+  const id = typeof req.id === 'string' || (typeof req.id === 'number' && Number.isFinite(req.id)) ? req.id : null;
+  try {
+    if (id === null) throw new FigureError('request_invalid', 'id must be a string or a number');
+    for (const k of Object.keys(req)) if (!FIELDS.has(k)) throw new FigureError('request_invalid', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
+    const figure = absPath(req.figure, 'figure');
+    const out = absPath(req.out, 'out');
+    let timeoutMs = DEFAULT_TIMEOUT_MS;
+    if (req.timeout_ms !== undefined) {
+      if (typeof req.timeout_ms !== 'number' || !(req.timeout_ms >= 1 && req.timeout_ms <= MAX_TIMEOUT_MS)) {
+        throw new FigureError('request_invalid', `timeout_ms must be a number in [1, ${MAX_TIMEOUT_MS}]`);
+      }
+      timeoutMs = req.timeout_ms;
+    }
+    return { id, job: { figure, out, timeoutMs } };
+  } catch (e) {
+    e.id = id;
+    throw e;
+  }
+}
+
+// Splits a byte stream into lines, refusing (and skipping) lines longer than MAX_LINE.
+export class LineSplitter {
+  constructor(onLine, onOverlong) {
+    this.buf = '';
+    this.skipping = false;
+    this.onLine = onLine;
+    this.onOverlong = onOverlong;
+  }
+
+  push(chunk) {
+    this.buf += chunk;
+    for (;;) {
+      const nl = this.buf.indexOf('\n');
+      if (nl < 0) break;
+      const line = this.buf.slice(0, nl);
+      this.buf = this.buf.slice(nl + 1);
+      if (this.skipping) { this.skipping = false; continue; }
+      if (line.length > MAX_LINE) { this.onOverlong(); continue; }
+      if (line.trim()) this.onLine(line);
+    }
+    if (this.buf.length > MAX_LINE) {
+      this.buf = '';
+      if (!this.skipping) this.onOverlong();
+      this.skipping = true;
+    }
+  }
+}
