@@ -1,0 +1,40 @@
+// What a module's route registration gets at startup. Each module that serves HTTP writes one
+// server/routes_NAME.cpp with `void register_NAME_routes(App&)` and adds one call in server/routes.cpp.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "server/auth.hpp"
+#include "server/health.hpp"
+#include "server/plotqd_config.hpp"
+#include "server/router.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+namespace plotq::store {
+class Db;
+}
+
+namespace plotq::server {
+
+struct App {
+  boost::asio::io_context& ioc;  // the one event loop; handlers and timers run here
+  const PlotqdConfig& config;
+  Router& router;
+  const CallerCheck& callers;  // check_caller(app.callers, req, *res)
+  Health& health;              // app.health.add("part", ...) for /healthz
+  store::Db& db;               // the one writer connection; use it on the loop only
+
+  // Called on the loop when SIGTERM/SIGINT arrives, before connections drain (PLOTQ_SHUTDOWN_GRACE_S):
+  // stop admitting work, cancel or finish what runs.
+  void on_shutdown(std::function<void()> hook) { shutdown_hooks.push_back(std::move(hook)); }
+  std::vector<std::function<void()>> shutdown_hooks;
+};
+
+// All routes of plotqd (server/routes.cpp calls each module's register function).
+void register_routes(App& app);
+// GET /healthz and the store's health part.
+void register_health_routes(App& app);
+
+}  // namespace plotq::server

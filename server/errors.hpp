@@ -1,0 +1,48 @@
+// The one error vocabulary of plotqd. Every error answer is {"detail":"<code>"} with a code from
+// this table and the table's status; codes match ^[a-z_]{1,32}$ so a client can tell plotqd's errors
+// from a proxy's. Add a code here (and to the table in server/README.md; a test compares them).
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace plotq::server {
+
+struct ErrorCode {
+  std::string_view code;
+  int status;
+  std::string_view meaning;  // one line, for the README table and reviewers
+};
+
+inline constexpr ErrorCode kErrorCodes[] = {
+    {"bad_request", 400, "malformed HTTP, bad percent-encoding, unparsable JSON"},
+    {"unauthenticated", 401, "no bearer token, a malformed one, or an unknown one"},
+    {"forbidden", 403, "caller known but not allowed here (role, or development mode off loopback)"},
+    {"not_found", 404, "no route for this path, or the named object does not exist"},
+    {"method_not_allowed", 405, "the path exists but not with this method"},
+    {"job_conflict", 409, "same job id, different payload (idempotency)"},
+    {"run_active", 409, "the user already has a turn in flight"},
+    {"too_large", 413, "request body over the body limit (answered before reading it)"},
+    {"too_long", 413, "a text field over its character cap (e.g. a turn's text)"},
+    {"invalid_job", 422, "the body does not match the route's wire model"},
+    {"headers_too_large", 431, "request line plus headers over the header limit"},
+    {"cancelled", 499, "the job was cancelled before it finished"},
+    {"client_gone", 499, "the client went away before the answer"},
+    {"internal", 500, "unexpected failure; logged by class name only"},
+    {"unavailable", 503, "shutting down, or at the connection limit"},
+    {"busy", 503, "waited too long for the render slot"},
+    {"capacity", 503, "the queue is full"},
+    {"low_memory", 503, "available memory below the floor before a sandbox start"},
+    {"stuck", 503, "a killed sandbox is still alive"},
+    {"sandbox_unavailable", 503, "the sandbox launcher cannot run here"},
+    {"runtime_unavailable", 503, "this job needs a runtime this instance lacks"},
+    {"io", 503, "host I/O failure (full disk, failed fork, unwritable dir)"},
+    {"store_unavailable", 503, "the SQLite store cannot be used"},
+};
+
+// The table row for a code, or nullptr when the code is not in the vocabulary.
+const ErrorCode* find_error(std::string_view code);
+
+// {"detail":"<code>"} (compact JSON, no newline).
+std::string error_body(std::string_view code);
+
+}  // namespace plotq::server

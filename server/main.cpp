@@ -1,0 +1,151 @@
+// plotqd: read settings, open and migrate the store, register routes, serve until SIGTERM/SIGINT.
+// Exit codes: 0 clean shutdown, 1 cannot listen or unexpected failure, 2 bad settings or arguments,
+// 3 the store cannot be opened or migrated.
+#include <sys/resource.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <typeinfo>
+
+#include "common/log.hpp"
+#include "server/app.hpp"
+#include "server/server.hpp"
+#include "store/db.hpp"
+#include "store/migrate.hpp"
+
+extern char** environ;
+
+namespace {
+
+using namespace plotq;
+using namespace plotq::server;
+
+int usage(const Settings& settings, FILE* out) {
+  std::fprintf(out,
+               "usage: plotqd [--help] [--version]\n\n"
+               "plotqd serves plotq's HTTP API. It is configured only by environment variables;\n"
+               "an empty variable counts as unset. Settings:\n\n%s",
+               settings.help_text().c_str());
+  return out == stdout ? 0 : 2;
+}
+
+// Enough descriptors for the connection limit plus the store and sandboxes (soft limit only).
+void raise_file_limit(std::size_t connections) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  rlim_t want = static_cast<rlim_t>(connections) + 256;
+  if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
+  if (want > rl.rlim_cur) {
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < static_cast<rlim_t>(connections) + 64)
+    log_event("file_limit_low", {{"nofile", static_cast<std::uint64_t>(rl.rlim_cur)}, {"max_connections", connections}});
+}
+
+int run(int argc, char** argv) {
+  PlotqdConfig cfg;
+  Settings settings;
+  register_settings(settings, cfg);
+
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") return usage(settings, stdout);
+    if (a == "--version") {
+      std::printf("plotqd %s\n", PLOTQ_VERSION);
+      return 0;
+    }
+    std::fprintf(stderr, "plotqd: unknown argument '%s'\n", a.c_str());
+    return usage(settings, stderr);
+  }
+
+  std::vector<std::string> errors = settings.load_from_environment();
+  if (errors.empty()) errors = check_config(cfg);
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "plotqd: configuration error: %s\n", e.c_str());
+    log_event("config_invalid", {{"errors", errors}});
+    return 2;
+  }
+  log_event("config", {{"settings", settings.to_json()}, {"version", PLOTQ_VERSION}});
+  if (auto unknown = settings.unknown_names(environ); !unknown.empty())
+    log_event("config_unknown_names", {{"names", unknown}});
+  ::setenv("PLOTQ_HOME", cfg.home.c_str(), 1);  // project_home() reads it
+  std::signal(SIGPIPE, SIG_IGN);
+  raise_file_limit(cfg.http.max_connections);
+
+  std::unique_ptr<store::Db> db;
+  try {
+    db = store::Db::open(cfg.db_path, cfg.db);
+    int version = store::migrate(*db);
+    log_event("store_ready", {{"path", cfg.db_path}, {"schema_version", version}});
+  } catch (const store::StoreError& e) {
+    std::fprintf(stderr, "plotqd: store: %s\n", e.what());
+    log_event("store_failed", {{"code", e.code()}});
+    return 3;
+  }
+
+  boost::asio::io_context ioc{1};
+  Router router;
+  Health health;
+  CallerCheck callers(cfg.auth);
+  App app{ioc, cfg, router, callers, health, *db, {}};
+  register_routes(app);
+
+  int exit_code = 0;
+  {
+    Server server(ioc, cfg.http, router);
+    std::string bound;
+    try {
+      bound = server.listen();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "plotqd: %s\n", e.what());
+      log_event("listen_failed", {{"address", cfg.http.listen}});
+      return 1;
+    }
+    log_event("listening", {{"address", bound}, {"development", callers.development()},
+                            {"tokens", callers.token_count()}});
+
+    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    std::function<void(const boost::system::error_code&, int)> on_signal;
+    on_signal = [&](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      static bool started = false;
+      if (started) {
+        log_event("shutdown_forced", {{"signal", sig}});
+        server.shutdown(cfg.shutdown_grace, nullptr);
+        return;
+      }
+      started = true;
+      log_event("shutdown", {{"signal", sig}, {"connections", server.connections()},
+                             {"grace_s", cfg.shutdown_grace.count() / 1000.0}});
+      for (auto& hook : app.shutdown_hooks) hook();
+      server.shutdown(cfg.shutdown_grace, [&] {
+        signals.cancel();
+        ioc.stop();
+      });
+      signals.async_wait(on_signal);
+    };
+    signals.async_wait(on_signal);
+    ioc.run();
+  }
+  db.reset();  // closes the store (WAL checkpoint on last close)
+  log_event("stopped", {{"exit_code", exit_code}});
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    log_event("fatal", {{"class", typeid(e).name()}});
+    std::fprintf(stderr, "plotqd: fatal: %s\n", e.what());
+    return 1;
+  }
+}

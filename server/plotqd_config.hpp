@@ -1,0 +1,33 @@
+// Everything plotqd reads from PLOTQ_* variables, as one struct of the modules' own Config structs.
+// register_settings() maps each field to its variable; adding a setting is one line there.
+#pragma once
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "queue/config.hpp"
+#include "server/auth.hpp"
+#include "server/config.hpp"
+#include "server/server.hpp"
+#include "store/db.hpp"
+
+namespace plotq::server {
+
+struct PlotqdConfig {
+  HttpConfig http;
+  AuthConfig auth;
+  std::string db_path = "./var/plotq.db";
+  store::Options db;
+  std::chrono::milliseconds shutdown_grace{10'000};
+  std::string home = PLOTQ_SOURCE_DIR;  // harness, web page: read through common/env project_home()
+  queue::Config queue;
+  // Later modules add their Config here (sandbox::Config sandbox; ...) and map it below.
+};
+
+// Registers every setting of c in s (defaults = the fields' current values).
+void register_settings(Settings& s, PlotqdConfig& c);
+
+// Checks that need more than one field, after load(); one message per problem.
+std::vector<std::string> check_config(const PlotqdConfig& c);
+
+}  // namespace plotq::server
