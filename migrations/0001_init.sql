@@ -188,7 +188,7 @@ CREATE TABLE idempotency (
   kind         TEXT NOT NULL CHECK (length(kind) BETWEEN 1 AND 256),
   fingerprint  TEXT NOT NULL CHECK (length(fingerprint) = 64 AND fingerprint NOT GLOB '*[^0-9a-f]*'),
   state        TEXT NOT NULL CHECK (state IN ('running', 'done')),
-  response     TEXT CHECK (json_valid(response)),
+  response     TEXT CHECK (response IS NULL OR json_valid(response)),
   created_at   TEXT NOT NULL CHECK (created_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z'),
   finished_at  TEXT CHECK (finished_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z'),
   UNIQUE (job_id, kind),

@@ -1,0 +1,154 @@
+// Concurrent quota bookings (several processes, several threads, each with its own connection)
+// never exceed the cap, and concurrent dataset versions never share a number.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "store/datasets.hpp"
+#include "store/quotas.hpp"
+#include "store/sessions.hpp"
+#include "tests/store/helpers.hpp"
+
+using namespace plotq::store;
+using plotq::store::test::kNow;
+using plotq::store::test::migrated;
+using plotq::store::test::TempDir;
+
+namespace {
+
+Options patient() {
+  Options o;
+  o.busy_timeout_ms = 30000;  // contention on 2 cores: wait rather than fail
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("concurrency: bookings from several processes never exceed the day cap") {
+  TempDir t;
+  std::string path = t.file("p.db");
+  { migrated(path); }
+  constexpr int kProcs = 6, kTries = 20, kCap = 50;  // 120 attempts for 50 places
+  std::vector<pid_t> pids;
+  std::vector<int> out_pipes;
+  for (int p = 0; p < kProcs; ++p) {
+    int fd[2];
+    REQUIRE(::pipe(fd) == 0);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(fd[0]);
+      int booked = 0, errors = 0;
+      try {
+        auto db = Db::open(path, patient());
+        for (int i = 0; i < kTries; ++i) {
+          try {
+            if (quotas::book(*db, "alice", Counter::data_runs, kNow, kCap, std::nullopt).booked()) ++booked;
+          } catch (const StoreError&) {
+            ++errors;
+          }
+        }
+      } catch (...) {
+        errors = 1000;
+      }
+      int msg[2] = {booked, errors};
+      (void)!::write(fd[1], msg, sizeof msg);
+      ::_exit(0);
+    }
+    ::close(fd[1]);
+    pids.push_back(pid);
+    out_pipes.push_back(fd[0]);
+  }
+  int total_booked = 0, total_errors = 0;
+  for (int p = 0; p < kProcs; ++p) {
+    int msg[2] = {0, 1000};
+    REQUIRE(::read(out_pipes[p], msg, sizeof msg) == sizeof msg);
+    ::close(out_pipes[p]);
+    int status;
+    ::waitpid(pids[p], &status, 0);
+    total_booked += msg[0];
+    total_errors += msg[1];
+  }
+  CHECK(total_errors == 0);
+  CHECK(total_booked == kCap);  // exactly the cap: none lost, none extra
+  auto db = Db::open(path);
+  CHECK(quotas::counts(*db, "alice", Counter::data_runs, kNow).day == kCap);
+}
+
+TEST_CASE("concurrency: bookings from several threads never exceed the minute cap") {
+  TempDir t;
+  std::string path = t.file("p.db");
+  { migrated(path); }
+  constexpr int kThreads = 6, kTries = 15, kCap = 40;
+  std::atomic<int> booked{0}, refused_minute{0}, errors{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&] {
+      try {
+        auto db = Db::open(path, patient());  // one connection per thread
+        for (int k = 0; k < kTries; ++k) {
+          Booking b = quotas::book(*db, "bob", Counter::messages, kNow, 1000, kCap);
+          if (b.booked()) ++booked;
+          else if (b.verdict == BookVerdict::minute_limit) ++refused_minute;
+        }
+      } catch (...) {
+        ++errors;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(errors == 0);
+  CHECK(booked == kCap);
+  CHECK(refused_minute == kThreads * kTries - kCap);
+  auto db = Db::open(path);
+  auto c = quotas::counts(*db, "bob", Counter::messages, kNow);
+  CHECK(c.minute == kCap);
+  CHECK(c.day == kCap);
+}
+
+TEST_CASE("concurrency: dataset versions added from several processes are 1..N without gaps") {
+  TempDir t;
+  std::string path = t.file("p.db");
+  {
+    auto db = migrated(path);
+    sessions::create(*db, "s", "alice", kNow);
+  }
+  constexpr int kProcs = 4, kEach = 10;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int ok = 0;
+      try {
+        auto db = Db::open(path, patient());
+        NewDatasetVersion v;
+        v.session_id = "s";
+        v.csv = "p\n" + std::to_string(p) + "\n";
+        v.rows = 1;
+        v.cols = 1;
+        for (int i = 0; i < kEach; ++i) {
+          datasets::add_next_version(*db, v, kNow);
+          ++ok;
+        }
+      } catch (...) {
+      }
+      ::_exit(ok);
+    }
+    pids.push_back(pid);
+  }
+  int total = 0;
+  for (pid_t pid : pids) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    total += WEXITSTATUS(status);
+  }
+  CHECK(total == kProcs * kEach);
+  auto db = Db::open(path);
+  auto list = datasets::list(*db, "s");
+  REQUIRE(list.size() == size_t(kProcs * kEach));
+  for (size_t i = 0; i < list.size(); ++i) CHECK(list[i].version == std::int64_t(i + 1));
+}

@@ -1,0 +1,61 @@
+// Shared helpers for the store tests: a temp dir per test, a migrated database in it, and running
+// a function in a forked child (its exit code comes back).
+#pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "store/db.hpp"
+#include "store/migrate.hpp"
+#include "store/time.hpp"
+
+namespace plotq::store::test {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "plotq-store-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+inline std::unique_ptr<Db> migrated(const std::string& path, Options o = {}) {
+  auto db = Db::open(path, o);
+  migrate(*db);
+  return db;
+}
+
+// Forks; the child runs fn and _exits with its result (uncaught exception: 99). Returns the child's
+// exit code, or 128 + signal.
+inline int in_child(const std::function<int()>& fn) {
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int rc = 99;
+    try {
+      rc = fn();
+    } catch (...) {
+    }
+    ::_exit(rc);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// 2026-10-14T09:30:05Z, a fixed "now" for deterministic tests.
+constexpr UnixSeconds kNow = 1791970205;
+
+}  // namespace plotq::store::test

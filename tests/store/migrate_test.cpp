@@ -1,0 +1,210 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include <SQLiteCpp/Statement.h>
+
+#include "common/sha256.hpp"
+#include "store/migrate.hpp"
+#include "tests/store/helpers.hpp"
+
+using namespace plotq::store;
+using plotq::store::test::TempDir;
+
+namespace {
+
+std::string migration_error_code(const std::function<void()>& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const MigrationError& e) {
+    if (message) *message = e.what();
+    return e.code();
+  }
+  return "no error";
+}
+
+int count(Db& db, const std::string& sql) { return db.sql().execAndGet(sql).getInt(); }
+
+std::vector<Migration> with_extra(std::vector<std::pair<std::string, std::string>> extra) {
+  std::vector<Migration> list = known_migrations();
+  for (auto& [name, sql] : extra) list.push_back(make_migration(name, sql));
+  return list;
+}
+
+std::string next_name(const std::string& suffix) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d_%s", known_schema_version() + 1, suffix.c_str());
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("migrate: the binary embeds migrations/*.sql byte for byte") {
+  const auto& list = known_migrations();
+  REQUIRE(list.size() >= 1);
+  CHECK(list[0].version == 1);
+  CHECK(list[0].name == "0001_init");
+  CHECK(known_schema_version() == int(list.size()));
+  for (const auto& m : list) {
+    std::ifstream f(std::string(PLOTQ_SOURCE_DIR) + "/migrations/" + m.name + ".sql", std::ios::binary);
+    REQUIRE(f.good());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    CHECK(ss.str() == m.sql);
+    CHECK(m.checksum == plotq::sha256_hex(ss.str()));
+  }
+}
+
+TEST_CASE("migrate: a fresh database gets every migration, recorded with its checksum") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  CHECK(schema_version(*db) == 0);
+  CHECK(migrate(*db) == known_schema_version());
+  CHECK(schema_version(*db) == known_schema_version());
+  SQLite::Statement q(db->sql(), "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version");
+  for (const auto& m : known_migrations()) {
+    REQUIRE(q.executeStep());
+    CHECK(q.getColumn(0).getInt() == m.version);
+    CHECK(q.getColumn(1).getString() == m.name);
+    CHECK(q.getColumn(2).getString() == m.checksum);
+    CHECK(parse_utc(q.getColumn(3).getString()).has_value());
+  }
+  CHECK_FALSE(q.executeStep());
+  for (const char* table : {"users", "sessions", "turns", "turn_events", "runs", "datasets", "dataset_versions",
+                            "quota_days", "quota_minutes", "quota_limits", "strikes", "idempotency"})
+    CHECK(db->sql().tableExists(table));
+  for (const char* view : {"v_quota_today", "v_quota_days", "v_runs_recent", "v_ledger_by_user_today",
+                           "v_sessions_open", "v_datasets", "v_turns_active"}) {
+    INFO(view);
+    CHECK(count(*db, std::string("SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name = '") + view + "'") == 1);
+    CHECK(count(*db, std::string("SELECT count(*) FROM ") + view) == 0);  // the view compiles and runs
+  }
+}
+
+TEST_CASE("migrate: running again applies nothing and changes nothing") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  migrate(*db);
+  std::string before = db->sql().execAndGet("SELECT group_concat(version || name || checksum || applied_at) FROM schema_migrations").getString();
+  CHECK(migrate(*db) == known_schema_version());
+  auto again = Db::open(t.file("p.db"));
+  CHECK(migrate(*again) == known_schema_version());
+  CHECK(again->sql().execAndGet("SELECT group_concat(version || name || checksum || applied_at) FROM schema_migrations").getString() == before);
+}
+
+TEST_CASE("migrate: an edited applied migration is refused with the file named") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  migrate(*db);
+  // Simulate editing 0001_init.sql after it landed: the stored checksum no longer matches.
+  db->sql().exec("UPDATE schema_migrations SET checksum = '" + std::string(64, 'a') + "' WHERE version = 1");
+  std::string msg;
+  CHECK(migration_error_code([&] { migrate(*db); }, &msg) == "migration_edited");
+  CHECK(msg.find("0001_init.sql") != std::string::npos);
+  CHECK(msg.find("edited") != std::string::npos);
+  CHECK(migration_error_code([&] { require_current_schema(*db); }) == "migration_edited");
+  // A renamed file is an edit too.
+  db->sql().exec("UPDATE schema_migrations SET checksum = (SELECT '" + known_migrations()[0].checksum +
+                 "'), name = '0001_start' WHERE version = 1");
+  CHECK(migration_error_code([&] { migrate(*db); }) == "migration_edited");
+}
+
+TEST_CASE("migrate: a database newer than the binary is refused and left alone") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  migrate(*db);
+  int next = known_schema_version() + 1;
+  db->sql().exec("INSERT INTO schema_migrations VALUES (" + std::to_string(next) + ", '" + next_name("future") +
+                 "', '" + std::string(64, 'b') + "', '2030-01-01T00:00:00Z')");
+  std::string msg;
+  CHECK(migration_error_code([&] { migrate(*db); }, &msg) == "schema_newer");
+  CHECK(msg.find("newer than this binary") != std::string::npos);
+  CHECK(count(*db, "SELECT count(*) FROM schema_migrations") == next);
+  Health h = check_health(*db);
+  CHECK_FALSE(h.ok);
+  CHECK(h.detail == "schema_newer");
+  CHECK(h.schema_version == next);
+}
+
+TEST_CASE("migrate: a later binary applies only its new migration, in its own transaction") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  migrate(*db);
+  auto later = with_extra({{next_name("notes"), "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;\n"
+                                               "INSERT INTO notes(body) VALUES ('hello');"}});
+  CHECK(apply_migrations(*db, later) == known_schema_version() + 1);
+  CHECK(count(*db, "SELECT count(*) FROM notes") == 1);
+  // The current binary now sees a newer database.
+  CHECK(migration_error_code([&] { migrate(*db); }) == "schema_newer");
+}
+
+TEST_CASE("migrate: a failing migration leaves nothing of itself behind") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  migrate(*db);
+  auto bad = with_extra({{next_name("broken"), "CREATE TABLE half (a INTEGER);\nINSERT INTO half VALUES (1);\n"
+                                                "INSERT INTO no_such_table VALUES (1);"}});
+  std::string msg;
+  CHECK(migration_error_code([&] { apply_migrations(*db, bad); }, &msg) == "migration_failed");
+  CHECK(msg.find(next_name("broken") + ".sql") != std::string::npos);
+  CHECK_FALSE(db->sql().tableExists("half"));
+  CHECK(schema_version(*db) == known_schema_version());
+}
+
+TEST_CASE("migrate: a migration marked foreign_keys=off can rebuild a table, checked before commit") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  migrate(*db);
+  db->sql().exec("INSERT INTO users(id, created_at) VALUES ('u', '2026-01-01T00:00:00Z');"
+                 "INSERT INTO sessions(id, user_id, created_at) VALUES ('s', 'u', '2026-01-01T00:00:00Z')");
+  // Rebuild users (the SQLite 12-step way: views that name the table are dropped and made again);
+  // sessions keeps pointing at it.
+  std::string rebuild =
+      "-- plotq:foreign_keys=off\n"
+      "DROP VIEW v_runs_recent;\n"
+      "CREATE TABLE users_new (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, label TEXT, email TEXT) STRICT;\n"
+      "INSERT INTO users_new(id, created_at, label) SELECT id, created_at, label FROM users;\n"
+      "DROP TABLE users;\nALTER TABLE users_new RENAME TO users;\n"
+      "CREATE VIEW v_runs_recent AS SELECT r.*, u.label FROM runs r JOIN users u ON u.id = r.user_id;\n";
+  CHECK(apply_migrations(*db, with_extra({{next_name("rebuild"), rebuild}})) == known_schema_version() + 1);
+  CHECK(count(*db, "SELECT count(*) FROM users WHERE id = 'u'") == 1);
+  CHECK(db->sql().execAndGet("PRAGMA foreign_keys").getInt() == 1);  // back on
+
+  // The same kind of migration that drops a referenced row is refused and rolled back.
+  TempDir t2;
+  auto db2 = Db::open(t2.file("p.db"));
+  migrate(*db2);
+  db2->sql().exec("INSERT INTO users(id, created_at) VALUES ('u', '2026-01-01T00:00:00Z');"
+                  "INSERT INTO sessions(id, user_id, created_at) VALUES ('s', 'u', '2026-01-01T00:00:00Z')");
+  std::string dangling = "-- plotq:foreign_keys=off\nDELETE FROM users;\n";
+  CHECK(migration_error_code([&] { apply_migrations(*db2, with_extra({{next_name("drop"), dangling}})); }) ==
+        "migration_failed");
+  CHECK(count(*db2, "SELECT count(*) FROM users") == 1);
+  CHECK(db2->sql().execAndGet("PRAGMA foreign_keys").getInt() == 1);
+}
+
+TEST_CASE("migrate: malformed migration lists are refused") {
+  CHECK(migration_error_code([] { make_migration("1_init.sql", ""); }) == "migration_bad");
+  CHECK(migration_error_code([] { make_migration("0001-init.sql", ""); }) == "migration_bad");
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  std::vector<Migration> gap = {make_migration("0001_a", "CREATE TABLE a(x);"), make_migration("0003_c", "CREATE TABLE c(x);")};
+  CHECK(migration_error_code([&] { apply_migrations(*db, gap); }) == "migration_bad");
+  CHECK(schema_version(*db) == 0);
+}
+
+TEST_CASE("migrate: health says ok only at the binary's schema") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  Health h = check_health(*db);
+  CHECK_FALSE(h.ok);
+  CHECK(h.schema_version == 0);
+  CHECK(h.detail == "schema_behind");
+  CHECK(migration_error_code([&] { require_current_schema(*db); }) == "schema_behind");
+  migrate(*db);
+  h = check_health(*db);
+  CHECK(h.ok);
+  CHECK(h.schema_version == known_schema_version());
+  CHECK(h.detail == "ok");
+  CHECK_NOTHROW(require_current_schema(*db));
+}
