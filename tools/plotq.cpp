@@ -55,7 +55,14 @@ struct Command {
 
 // One row per subcommand; the function is declared in tools/commands.hpp, defined in cmd_NAME.cpp.
 const Command kCommands[] = {
-    // {"migrate", plotq::cli::cmd_migrate, "migrate            apply pending migrations"},
+    {"migrate", plotq::cli::cmd_migrate,
+     "migrate [--status]                              apply pending migrations"},
+    {"quotas", plotq::cli::cmd_quotas,
+     "quotas [--user ID] [--day YYYY-MM-DD] [--json]  per-user usage against the limits\n"
+     "  quotas reset --user ID [--counter NAME]         reset today's counters (or strikes)"},
+    {"ledger", plotq::cli::cmd_ledger,
+     "ledger [--since 24h|ISO] [--user ID] [--kind K] [--job ID] [--limit N] [--json]\n"
+     "                                                  the run ledger, newest first"},
     {nullptr, nullptr, nullptr}};
 
 int usage(FILE* out) {
