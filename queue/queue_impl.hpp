@@ -215,7 +215,6 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
       records.emplace(r.id, t.rec_);
     }
     absorb();
-    if (!pending.empty()) schedule_flush();
     return t;
   }
 

@@ -85,7 +85,9 @@ struct TurnState : std::enable_shared_from_this<TurnState> {
     Callbacks qc;
     qc.on_position = [w](Position p) {
       auto s = w.lock();
-      if (s && s->stage == Stage::waiting && s->cb.on_position) s->cb.on_position(p);
+      if (!s || s->stage != Stage::waiting || !s->cb.on_position) return;
+      auto f = s->cb.on_position;  // a copy: the callback may cancel the turn, which clears cb
+      f(p);
     };
     qc.on_granted = [w](SlotLease l) {
       auto s = w.lock();

@@ -2,6 +2,7 @@
 // deadline paused while queued and armed in full on grant, cancel, refusal and expiry.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -221,4 +222,23 @@ TEST_CASE("ending a turn before its first job, and destroying a waiting one", "[
   CHECK(q.status().waiting == 0);
   run_for(io, 0.02);
   CHECK_FALSE(log.saw("t2:pos 1/1"));
+}
+
+TEST_CASE("a position callback may cancel its own turn", "[turn][cancel]") {
+  boost::asio::io_context io;
+  RenderQueue q(io, fast());
+  Log log;
+  TurnSlot t1(q, turn("a"), [] {});
+  t1.take(log.cb("t1"));
+  auto t2 = std::make_unique<TurnSlot>(q, turn("b"), [] {});
+  auto cb = log.cb("t2");
+  std::string captured(64, 'x');  // a capture too big for std::function's small buffer
+  cb.on_position = [&, captured](Position) {
+    log.lines.push_back("t2:cancel " + std::to_string(captured.size()));
+    CHECK(t2->cancel() == CancelOutcome::withdrawn);
+  };
+  t2->take(cb);
+  REQUIRE(run_until(io, [&] { return log.saw("t2:cancel 64"); }));
+  CHECK(t2->ended());
+  CHECK(q.status().waiting == 0);
 }
