@@ -1,0 +1,93 @@
+"""The exception-class vocabulary: what the host may learn about a snippet's exception.
+
+classify(exc) answers the class's name only when the class is exactly a builtin exception or one
+of ERROR_CLASSES (resolved by identity before arming), else UNLISTED. It never reads the message,
+never calls a method of the exception or its class, and never compares a name the snippet made:
+a class that calls itself "numpy.linalg.LinAlgError" is still UNLISTED.
+"""
+
+import builtins
+import importlib
+
+UNLISTED = "unlisted"
+
+# Public paths of the library exceptions a data snippet commonly meets.
+ERROR_CLASSES = (
+    "numpy.linalg.LinAlgError", "numpy.AxisError",
+    "numpy.core._exceptions.UFuncTypeError", "numpy.core._exceptions._UFuncNoLoopError",
+    "numpy.core._exceptions._UFuncBinaryResolutionError",
+    "numpy.core._exceptions._UFuncInputCastingError",
+    "numpy.core._exceptions._UFuncOutputCastingError",
+    "numpy.core._exceptions._ArrayMemoryError",
+    "pandas.errors.ParserError", "pandas.errors.EmptyDataError",
+    "pandas.errors.OutOfBoundsDatetime", "pandas.errors.OutOfBoundsTimedelta",
+    "pandas.errors.IntCastingNaNError", "pandas.errors.InvalidIndexError",
+    "pandas.errors.MergeError", "pandas.errors.UnsortedIndexError",
+    "pandas.errors.IndexingError", "pandas.errors.NullFrequencyError",
+    "pandas.errors.SpecificationError", "pandas.errors.DataError",
+    "pandas.errors.DuplicateLabelError", "pandas.errors.UndefinedVariableError",
+    "pandas.errors.UnsupportedFunctionCall", "pandas.errors.SettingWithCopyError",
+    "pandas.errors.OptionError", "pandas._libs.tslibs.parsing.DateParseError",
+    "scipy.optimize.OptimizeWarning", "scipy.integrate.IntegrationWarning",
+    "scipy.special.SpecialFunctionError", "scipy.special.SpecialFunctionWarning",
+    "scipy.stats.FitError", "scipy.stats.DegenerateDataWarning",
+    "scipy.stats.ConstantInputWarning", "scipy.stats.NearConstantInputWarning",
+    "scipy.linalg.LinAlgWarning", "scipy.sparse.linalg.ArpackNoConvergence",
+    "scipy.sparse.linalg.ArpackError", "scipy.spatial.QhullError",
+    "statistics.StatisticsError", "re.error", "zoneinfo.ZoneInfoNotFoundError",
+    "pytz.exceptions.UnknownTimeZoneError", "pytz.exceptions.NonExistentTimeError",
+    "pytz.exceptions.AmbiguousTimeError", "dateutil.parser.ParserError",
+    "guard.GuardRefusal",
+)
+
+
+def _resolve(path):
+    module_name, _, attr = path.rpartition(".")
+    parts = module_name.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except Exception:
+            continue
+        for part in parts[i:] + [attr]:
+            obj = getattr(obj, part, None)
+        return obj
+    return None
+
+
+def build_class_table():
+    """{id(class): name} for every listed class, plus the classes themselves (kept alive so that
+    their ids stay theirs). Call before arming: it imports."""
+    classes = []
+    names = {}
+    for name in dir(builtins):
+        obj = getattr(builtins, name)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            classes.append(obj)
+            names[id(obj)] = name
+    for path in ERROR_CLASSES:
+        obj = _resolve(path)
+        if isinstance(obj, type) and issubclass(obj, BaseException) and id(obj) not in names:
+            classes.append(obj)
+            names[id(obj)] = "plotq.GuardRefusal" if path == "guard.GuardRefusal" else path
+    return tuple(classes), names
+
+
+def make_classifier():
+    """classify(exc) -> name or UNLISTED; everything it calls is bound now."""
+    classes, names = build_class_table()
+    _type = type
+    _id = id
+    _get = dict.get
+    unlisted = UNLISTED
+
+    def classify(exc):
+        keep = classes  # noqa: F841  (the closure holds the classes, so their ids stay unique)
+        return _get(names, _id(_type(exc)), unlisted)
+    return classify
+
+
+def vocabulary():
+    """Every name classify() can answer (for the host and the tests)."""
+    classes, names = build_class_table()
+    return sorted(set(names.values()) | {UNLISTED})

@@ -1,0 +1,383 @@
+"""The audit-hook guard (PEP 578): refuses what the snippet's process must not do, once armed.
+
+Entry point: arm(policy, code_filename) -> GuardHandle. It installs one hook with
+sys.addaudithook (a hook can never be removed) and replaces the calls that raise no audit event
+(os._exit, os.write, signal.signal, _imp.create_builtin, ...) by refusing stubs. DATA_POLICY is
+data mode's policy; plot mode builds its own GuardPolicy from the same parts (an `open_allowed`
+predicate for its own PNG, a different unaudited-call table).
+
+Invariants the code below keeps (tests/harness checks them):
+- The snippet can reach every loaded module and its globals (imports of loaded modules raise no
+  audit event, and function.__globals__ is readable). So the hook and the handle are closures
+  that are stored nowhere a module can reach; everything they call is bound into their cells
+  before arming (no global or builtin lookup at run time; a dis-based test proves it), and the
+  refusal state lives in a cell only they can see.
+- The hook never calls a method of an event argument (args hold the snippet's objects): it reads
+  exact types with type() and compares exact str only.
+- The guard never pauses. Where the harness itself must read a frame (a traceback's line number,
+  the caller of sys._getframe), a `permit` cell opens for a few C-level getter calls during which
+  no Python code of the snippet can run: automatic gc is off for the window (no finalizers, no
+  gc.callbacks), signal handlers and threads cannot be installed, trace/profile hooks are refused.
+- The first refusal is recorded (rule and the snippet's line), and stays recorded even if the
+  snippet catches the GuardRefusal: the harness checks it after the run.
+- The stubs put into modules close over no state: they raise the audit event `plotq.refused.<rule>`,
+  which the hook refuses like any other event.
+"""
+
+import builtins
+import gc
+import sys
+import types
+from typing import NamedTuple
+
+# The fixed vocabulary of refusal rules (result.json "refusal.rule").
+RULES = (
+    "open", "import", "listing", "process", "exit", "fd", "signal", "socket", "network",
+    "ctypes", "marshal", "pickle", "frame", "gc", "filesystem", "environment", "thread", "code",
+    "hook", "mmap", "resource", "interactive", "other",
+)
+STUB_EVENT_PREFIX = "plotq.refused."
+
+
+class GuardRefusal(RuntimeError):
+    """Raised into the code whose operation the guard refused. Catching it changes nothing: the
+    refusal is already recorded and the run will be refused."""
+
+
+class GuardPolicy(NamedTuple):
+    name: str
+    allowed_events: frozenset          # events allowed outright
+    refused_events: dict               # exact event name -> rule
+    refused_prefixes: tuple            # ((prefix, rule), ...) checked in order
+    default_rule: str                  # rule for any other event (None would allow it)
+    getattr_allowed: frozenset         # object.__getattr__ names that are no route to a frame
+    frame_callers: tuple               # ((module, qualname), ...) allowed to call sys._getframe
+    unaudited: tuple                   # ((module, attribute, rule), ...) replaced by stubs
+    open_allowed: object = None        # None: every open refused; plot mode passes a predicate
+                                       # factory: f(exact_str_path, mode_str, flags_int) -> bool
+
+
+class GuardHandle(NamedTuple):
+    refusal: object          # () -> None | (rule, line or None)
+    traceback_line: object   # (exc) -> the innermost line of the snippet in exc's traceback
+    suspend_gc: object       # () -> None: automatic gc off for the rest of the run
+    release_exit: object     # () -> None: puts the real os._exit back (the run is over and the
+                             # caller exits with the harness's code); every other stub stays
+
+
+_FILESYSTEM_EVENTS = (
+    "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link",
+    "os.symlink", "os.truncate", "os.utime", "os.chdir", "os.chflags", "os.lchflags",
+    "os.setxattr", "os.removexattr", "os.getxattr", "os.mkfifo", "os.mknod",
+)
+_PROCESS_EVENTS = (
+    "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+    "os.forkpty", "os.kill", "os.killpg", "pty.spawn", "os.startfile", "os.startfile/2",
+    "webbrowser.open", "os.add_dll_directory",
+)
+
+_REFUSED_EVENTS = {
+    "open": "open",
+    "import": "import",
+    "os.listdir": "listing", "os.scandir": "listing", "glob.glob": "listing",
+    "glob.glob/2": "listing", "os.listxattr": "listing",
+    "pickle.find_class": "pickle",
+    "sys._current_frames": "frame", "sys._current_exceptions": "frame",
+    "sys.settrace": "frame", "sys.setprofile": "frame",
+    "os.putenv": "environment", "os.unsetenv": "environment",
+    "_thread.start_new_thread": "thread",
+    "code.__new__": "code", "function.__new__": "code",
+    "sys.addaudithook": "hook", "cpython._PySys_ClearAuditHooks": "hook",
+    "mmap.__new__": "mmap",
+    "resource.setrlimit": "resource", "resource.prlimit": "resource",
+    "builtins.input": "interactive", "builtins.input/result": "interactive",
+    "builtins.breakpoint": "interactive", "pdb.Pdb": "interactive",
+}
+_REFUSED_EVENTS.update({e: "filesystem" for e in _FILESYSTEM_EVENTS})
+_REFUSED_EVENTS.update({e: "process" for e in _PROCESS_EVENTS})
+_REFUSED_EVENTS.update({STUB_EVENT_PREFIX + r: r for r in RULES})
+
+_REFUSED_PREFIXES = (
+    ("ctypes.", "ctypes"), ("socket.", "socket"), ("marshal.", "marshal"), ("gc.", "gc"),
+    ("shutil.", "filesystem"), ("tempfile.", "filesystem"), ("fcntl.", "fd"),
+    ("http.client.", "network"), ("urllib.", "network"), ("ftplib.", "network"),
+    ("smtplib.", "network"), ("imaplib.", "network"), ("poplib.", "network"),
+    ("nntplib.", "network"), ("telnetlib.", "network"),
+)
+
+# Calls that raise no audit event but could end the run with a chosen code, write through a
+# pre-opened descriptor, install a signal handler (handlers receive a frame), re-create a C
+# module from its initial copy (_imp.create_builtin would restore the real os._exit), or leak
+# frames into gc.garbage (gc.set_debug(DEBUG_SAVEALL)).
+_POSIX_FD = ("write", "writev", "pwrite", "pwritev", "sendfile", "copy_file_range", "splice",
+             "dup", "dup2", "close", "closerange", "posix_fallocate", "set_blocking",
+             "set_inheritable", "login_tty", "memfd_create", "eventfd", "openpty")
+_POSIX_PROCESS = ("setsid", "setpgid", "setpgrp", "tcsetpgrp", "register_at_fork")
+_SIGNAL = ("signal", "set_wakeup_fd", "setitimer", "alarm", "pthread_kill", "pthread_sigmask",
+           "raise_signal", "siginterrupt", "sigwait", "sigwaitinfo", "sigtimedwait")
+DATA_UNAUDITED = (
+    (("posix", "_exit", "exit"),)
+    + tuple(("posix", name, "fd") for name in _POSIX_FD)
+    + tuple(("posix", name, "process") for name in _POSIX_PROCESS)
+    + (("_posixsubprocess", "fork_exec", "process"),
+       ("_socket", "close", "fd"), ("_socket", "dup", "fd"))
+    + tuple(("_imp", name, "import") for name in
+            ("create_builtin", "exec_builtin", "exec_dynamic", "init_frozen", "get_frozen_object"))
+    + tuple(("_signal", name, "signal") for name in _SIGNAL)
+    + tuple(("signal", name, "signal") for name in _SIGNAL)
+    + (("gc", "set_debug", "gc"), ("gc", "freeze", "gc"))
+    + tuple(("faulthandler", name, "fd") for name in
+            ("enable", "dump_traceback", "dump_traceback_later", "register"))
+)
+
+DATA_POLICY = GuardPolicy(
+    name="data",
+    allowed_events=frozenset({
+        "builtins.id", "compile", "exec", "time.sleep", "array.__new__", "sys.excepthook",
+        "sys.unraisablehook",
+    }),
+    refused_events=_REFUSED_EVENTS,
+    refused_prefixes=_REFUSED_PREFIXES,
+    default_rule="other",
+    # audited reads that are no route to a frame (inspect.signature reads the first three)
+    getattr_allowed=frozenset({"__code__", "__defaults__", "__kwdefaults__", "gi_code",
+                               "cr_code", "ag_code"}),
+    frame_callers=(("collections", "namedtuple"),),
+    unaudited=DATA_UNAUDITED,
+)
+
+
+def _resolve_callers(pairs):
+    codes = []
+    for module_name, qualname in pairs:
+        obj = sys.modules.get(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part, None)
+        code = getattr(obj, "__code__", None)
+        if isinstance(code, types.CodeType):
+            codes.append(code)
+    return tuple(codes)
+
+
+def _make_stub(event):
+    # Closes over an event name and sys.audit only: whoever edits the cells gains nothing, since
+    # the stub never holds the real function.
+    audit = sys.audit
+    refusal = GuardRefusal
+
+    def refused(*args, **kwargs):
+        audit(event)
+        raise refusal("refused")
+    return refused
+
+
+def replace_unaudited(table):
+    """Swaps each (module, attribute) for a stub, in that module and in every loaded module that
+    holds the same object under any name (os.write is posix.write; subprocess._fork_exec).
+    Returns [(namespace, key, original, rule)] for every entry replaced."""
+    originals = {}
+    for module_name, attr, rule in table:
+        module = sys.modules.get(module_name)
+        if module is None or not hasattr(module, attr):
+            continue
+        original = getattr(module, attr)
+        stub = _make_stub(STUB_EVENT_PREFIX + rule)
+        originals[id(original)] = (original, stub, rule)
+    replaced = []
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict:
+            continue
+        for key, value in list(namespace.items()):
+            hit = originals.get(id(value))
+            if hit is not None and hit[0] is value:
+                namespace[key] = hit[1]
+                replaced.append((namespace, key, value, hit[2]))
+    return replaced
+
+
+def arm(policy, code_filename):
+    """Installs the hook and the stubs; returns the handle. Call with everything the run needs
+    already imported: from now on a module not yet loaded cannot be imported."""
+    if type(code_filename) is not str:
+        raise TypeError("code_filename must be a str")
+    # Everything the closures use is bound here, before arming.
+    _type = type
+    _len = len
+    _str = str
+    _int = int
+    _function = types.FunctionType
+    _tb_type = types.TracebackType
+    _startswith = str.startswith
+    _getframe = sys._getframe
+    _f_code = types.FrameType.__dict__["f_code"].__get__
+    _f_back = types.FrameType.__dict__["f_back"].__get__
+    _f_lineno = types.FrameType.__dict__["f_lineno"].__get__
+    _co_filename = types.CodeType.__dict__["co_filename"].__get__
+    _tb_frame = _tb_type.__dict__["tb_frame"].__get__
+    _tb_next = _tb_type.__dict__["tb_next"].__get__
+    _tb_lineno = _tb_type.__dict__["tb_lineno"].__get__
+    _exc_tb = BaseException.__dict__["__traceback__"].__get__
+    _gc_isenabled = gc.isenabled
+    _gc_disable = gc.disable
+    _gc_enable = gc.enable
+    _refusal_class = GuardRefusal
+    _snippet = _str(code_filename)
+    allowed = frozenset(policy.allowed_events)
+    refused = dict(policy.refused_events)
+    prefixes = tuple(policy.refused_prefixes)
+    default_rule = policy.default_rule
+    getattr_allowed = frozenset(policy.getattr_allowed)
+    caller_codes = _resolve_callers(policy.frame_callers)
+    open_allowed = policy.open_allowed
+    state = [None, None]       # first refusal: rule, snippet line
+    permit = [False]           # open only while the harness's own C-level getter calls run
+    gc_off = [False]           # set once the harness suspended gc for good
+
+    def open_window():
+        was = _gc_isenabled()
+        if was:
+            _gc_disable()
+        permit[0] = True
+        return was
+
+    def close_window(was):
+        permit[0] = False
+        if was and not gc_off[0]:
+            _gc_enable()
+
+    def snippet_line_of_stack():
+        was = open_window()
+        try:
+            frame = _getframe(2)
+            depth = 0
+            while frame is not None and depth < 500:
+                name = _co_filename(_f_code(frame))
+                if _type(name) is _str and name == _snippet:
+                    line = _f_lineno(frame)
+                    return line if _type(line) is _int else None
+                frame = _f_back(frame)
+                depth += 1
+            return None
+        finally:
+            close_window(was)
+
+    def caller_allowed():
+        was = open_window()
+        try:
+            code = _f_code(_getframe(2))
+            for allowed_code in caller_codes:
+                if code is allowed_code:
+                    return True
+            return False
+        finally:
+            close_window(was)
+
+    def hook(event, args):
+        if permit[0] or event in allowed:
+            return
+        rule = refused.get(event)
+        if rule is None:
+            if event == "object.__getattr__":
+                name = args[1] if _len(args) > 1 else None
+                if _type(name) is _str and name in getattr_allowed:
+                    return
+                rule = "frame"
+            elif event == "object.__setattr__" or event == "object.__delattr__":
+                # types may be set (namedtuple sets __module__); a function's __code__,
+                # __defaults__ or __kwdefaults__ may not
+                if _type(args[0]) is not _function:
+                    return
+                rule = "code"
+            elif event == "sys._getframe":
+                if caller_allowed():
+                    return
+                rule = "frame"
+            else:
+                rule = default_rule
+                for prefix, prefix_rule in prefixes:
+                    if _startswith(event, prefix):
+                        rule = prefix_rule
+                        break
+                if rule is None:
+                    return
+        elif rule == "open" and open_allowed is not None:
+            if open_allowed(args):
+                return
+        if state[0] is None:
+            state[0] = rule    # recorded before any further call can fail
+            state[1] = snippet_line_of_stack()
+        raise _refusal_class(rule)
+
+    def refusal():
+        if state[0] is None:
+            return None
+        return (state[0], state[1])
+
+    def traceback_line(exc):
+        tb = _exc_tb(exc)
+        line = None
+        was = open_window()
+        try:
+            count = 0
+            while tb is not None and count < 100000:
+                if _type(tb) is not _tb_type:
+                    break
+                name = _co_filename(_f_code(_tb_frame(tb)))
+                if _type(name) is _str and name == _snippet:
+                    found = _tb_lineno(tb)
+                    if _type(found) is _int:
+                        line = found
+                tb = _tb_next(tb)
+                count += 1
+        finally:
+            close_window(was)
+        return line
+
+    def suspend_gc():
+        gc_off[0] = True
+        _gc_disable()
+
+    _install_quiet_patches()
+    exits = tuple((namespace, key, original) for namespace, key, original, rule
+                  in replace_unaudited(policy.unaudited) if rule == "exit")
+    _set_item = dict.__setitem__
+
+    def release_exit():
+        for namespace, key, original in exits:
+            _set_item(namespace, key, original)
+
+    sys.addaudithook(hook)
+    return GuardHandle(refusal=refusal, traceback_line=traceback_line, suspend_gc=suspend_gc,
+                       release_exit=release_exit)
+
+
+def _none():
+    return None
+
+
+def _no_warning_display(*args, **kwargs):
+    return None
+
+
+def _install_quiet_patches():
+    """Library calls that would otherwise trip the guard on benign paths: pandas' warnings ask
+    inspect.currentframe() for a stack level (answered None, which pandas handles), and showing
+    a warning reads the source line through linecache (an open): warnings are not shown."""
+    inspect = sys.modules.get("inspect")
+    if inspect is not None:
+        current = inspect.currentframe
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if type(namespace) is dict:
+                for key, value in list(namespace.items()):
+                    if value is current:
+                        namespace[key] = _none
+    warnings = sys.modules.get("warnings")
+    if warnings is not None:
+        warnings.showwarning = _no_warning_display
+
+
+# The guard's own builtins are never looked up at run time; keep a reference so a test can check
+# that the module did not shadow them by accident.
+_BUILTINS = builtins
