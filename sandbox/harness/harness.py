@@ -1,0 +1,69 @@
+"""plotq harness: the Python that runs inside the sandbox child (see README.md).
+
+  harness.main(argv) -> int     argv = ["--data", "snippet.py"] (later ["--plot", ...], ["--figure", ...])
+  harness.preload(mode) -> None "data", "plot" or "raw": import what the mode needs (warm zygote)
+
+main() is called in the job process, cwd = a fresh work dir, after the kernel layers are in place.
+It prints `HARNESS {"event": "start"}` first and `HARNESS {"event": "end", ...}` last, and returns
+the exit code; the snippet never chooses it. After main() returns in data mode the guard is still
+armed and os._exit is a refusing stub: a caller must have bound os._exit before calling main,
+e.g. `os._exit(harness.main(argv))` (the callee expression is evaluated before the argument).
+
+Also runnable as a script for tests: /usr/bin/python3 -I harness.py --data snippet.py
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)    # `-I` leaves the script's directory off sys.path
+sys.dont_write_bytecode = True   # `-I` ignores PYTHONDONTWRITEBYTECODE; never write beside the code
+
+import exits  # noqa: E402
+import preload as _preload  # noqa: E402
+import records  # noqa: E402
+
+USAGE_TEXT = "usage: harness.py --data snippet.py\n"
+SKIP_VALIDATION_VARIABLE = "PLOTQ_HARNESS_SKIP_VALIDATION"
+
+
+def preload(mode):
+    """Imports everything `mode` needs ("data": numpy, pandas with every module of pandas.core,
+    pandas.tseries and pandas.api, every time zone, scipy's computing submodules and the admitted
+    standard modules; "plot": that plus matplotlib (Agg) and seaborn; "raw": nothing)."""
+    _preload.preload(mode)
+
+
+def _main(argv, validate):
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    records.write_start_line()
+    if len(argv) == 2 and argv[0] == "--data" and argv[1]:
+        import datamode
+        return datamode.run_data(argv[1], validate=validate, preload=preload)
+    if argv and argv[0] in ("--plot", "--figure"):
+        os.write(2, b"harness: plot and figure modes are not available yet\n")
+        return exits.USAGE
+    os.write(2, USAGE_TEXT.encode("ascii"))
+    return exits.USAGE
+
+
+def main(argv):
+    """The launcher's entry point: validation always runs."""
+    return _main(list(argv), validate=True)
+
+
+def _script():
+    # Bound before anything runs: after the run os._exit is a refusing stub, and this module's
+    # globals are reachable by the snippet (import __main__), a local of this frame is not.
+    exit_now = os._exit
+    validate = os.environ.get(SKIP_VALIDATION_VARIABLE) != "1"
+    code = _main(sys.argv[1:], validate)
+    exit_now(code)
+
+
+if __name__ == "__main__":
+    _script()
