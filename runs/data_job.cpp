@@ -1,0 +1,157 @@
+#include "runs/data_job.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/sha256.hpp"
+
+namespace plotq::runs {
+namespace {
+
+constexpr const char* kSnippet = "snippet.py";
+constexpr const char* kOut = "out.csv";
+constexpr const char* kResult = "result.json";
+constexpr const char* kValidation = "validation.json";
+
+std::optional<std::string> str_field(const nlohmann::json& j, const char* k) {
+  if (j.is_object() && j.contains(k) && j[k].is_string()) return j[k].get<std::string>();
+  return std::nullopt;
+}
+std::optional<long long> int_field(const nlohmann::json& j, const char* k) {
+  if (j.is_object() && j.contains(k) && j[k].is_number_integer()) return j[k].get<long long>();
+  return std::nullopt;
+}
+std::optional<double> num_field(const nlohmann::json& j, const char* k) {
+  if (j.is_object() && j.contains(k) && j[k].is_number()) return j[k].get<double>();
+  return std::nullopt;
+}
+
+// Exception class names reach the caller only when they look like a class name.
+bool plain_class_name(const std::string& s) {
+  if (s.empty() || s.size() > 80) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
+  return true;
+}
+
+}  // namespace
+
+sandbox::JobSpec data_job_spec(const std::string& source, double timeout_s) {
+  sandbox::JobSpec spec;
+  spec.mode = "data";
+  spec.files[kSnippet] = source;
+  spec.argv = {"--data", kSnippet};
+  spec.timeout_s = timeout_s;
+  spec.outputs[kOut] = kMaxCsvBytes;
+  spec.outputs[kResult] = 64 * 1024;
+  spec.outputs[kValidation] = 256 * 1024;
+  spec.label = "data";
+  return spec;
+}
+
+DataRunResult interpret_data_job(sandbox::JobResult job) {
+  DataRunResult r;
+  r.measured = job.measured;
+  r.limit = job.limit;
+  auto output = [&](const char* name) -> const std::string* {
+    auto it = job.outputs.find(name);
+    return it == job.outputs.end() ? nullptr : &it->second;
+  };
+  // The sandbox's verdict comes first: a stop by the host, a crash, a refused layer.
+  if (job.reason != sandbox::Reason::ok && job.reason != sandbox::Reason::nonzero_exit) {
+    r.outcome = sandbox::to_string(job.reason);
+    r.job = std::move(job);
+    return r;
+  }
+  nlohmann::json rec;
+  if (const std::string* text = output(kResult))
+    rec = nlohmann::json::parse(*text, nullptr, false);
+  int exit_code = job.exit_code.value_or(-1);
+  auto rec_exit = int_field(rec, "exit_code");
+  auto rec_reason = str_field(rec, "reason");
+  if (!rec.is_object() || !rec_exit || !rec_reason || *rec_exit != exit_code) {
+    // No record, or one that disagrees with the process: the snippet ended the process itself
+    // (os._exit, a signal) or tampered with the harness. Never success.
+    r.outcome = "harness_error";
+    r.job = std::move(job);
+    return r;
+  }
+  r.outcome = *rec_reason;
+  if (rec.contains("error") && rec["error"].is_object()) {
+    auto cls = str_field(rec["error"], "class");
+    if (cls && plain_class_name(*cls)) r.error_class = cls;
+    if (auto line = int_field(rec["error"], "line")) r.error_line = static_cast<int>(*line);
+  }
+  if (rec.contains("refusal") && rec["refusal"].is_object())
+    r.refusal_rule = str_field(rec["refusal"], "rule");
+  if (auto m = num_field(rec, "measured")) r.measured = m;
+  if (auto l = num_field(rec, "limit")) r.limit = l;
+
+  if (exit_code == 0 && r.outcome == "ok") {
+    const std::string* csv = output(kOut);
+    auto digest = str_field(rec, "sha256");
+    if (!csv || !digest || sha256_hex(*csv) != *digest) {
+      r.outcome = "harness_error";
+    } else {
+      r.csv_text = *csv;
+      r.rows = int_field(rec, "rows");
+      r.columns = int_field(rec, "columns");
+    }
+  } else if (r.outcome == "ok") {
+    r.outcome = "harness_error";  // exit code and record disagree about success
+  }
+  if (r.outcome == "validation") {
+    if (const std::string* text = output(kValidation)) {
+      auto v = nlohmann::json::parse(*text, nullptr, false);
+      if (v.is_object() && v.contains("findings") && v["findings"].is_array()) {
+        for (const auto& f : v["findings"]) {
+          auto code = str_field(f, "code");
+          if (!code) continue;
+          r.findings.push_back(Finding{*code, static_cast<int>(int_field(f, "line").value_or(0)),
+                                       str_field(f, "message").value_or("")});
+        }
+      }
+    }
+  }
+  r.job = std::move(job);
+  return r;
+}
+
+std::string describe(const DataRunResult& r) {
+  const std::string& o = r.outcome;
+  auto at_line = [&] { return r.error_line ? " at line " + std::to_string(*r.error_line) : std::string(); };
+  if (o == "ok")
+    return "The code made a table of " + std::to_string(r.rows.value_or(0)) + " rows and " +
+           std::to_string(r.columns.value_or(0)) + " columns.";
+  if (o == "validation") {
+    std::string s = "The code was not run: it breaks " + std::to_string(r.findings.size()) +
+                    (r.findings.size() == 1 ? " rule" : " rules") + " for data code";
+    if (!r.findings.empty())
+      s += " (first: " + r.findings.front().code + " at line " + std::to_string(r.findings.front().line) + ")";
+    return s + ".";
+  }
+  if (o == "guard_refused")
+    return "The code tried something data code may not do (" + r.refusal_rule.value_or("refused") + ")" +
+           at_line() + ", so the run was stopped.";
+  if (o == "snippet_error")
+    return "The code raised " + r.error_class.value_or("an error") + at_line() + ".";
+  if (o == "snippet_exit") return "The code tried to exit by itself; a data snippet must only assign df.";
+  if (o == "no_df") return "The code ran but did not assign a table to df.";
+  if (o == "not_dataframe") return "df must be a pandas DataFrame.";
+  if (o == "multiindex_columns") return "df has MultiIndex columns; flatten them first.";
+  if (o == "too_many_rows") return "The table has more than 20,000 rows.";
+  if (o == "too_many_columns") return "The table has more than 50 columns.";
+  if (o == "too_large") return "The table is larger than 200 KiB as CSV.";
+  if (o == "cell_too_long") return "A cell or column name is longer than 200 characters.";
+  if (o == "cell_type") return "A cell holds something that is not text, a number, a boolean or a date.";
+  if (o == "empty_table") return "The table is empty.";
+  if (o == "duplicate_columns") return "Two columns have the same name.";
+  if (o == "timeout") return "The code did not finish within the time limit.";
+  if (o == "cpu") return "The code used more CPU time than allowed.";
+  if (o == "memory") return "The code used more memory than allowed.";
+  if (o == "disk") return "The code wrote more data to disk than allowed.";
+  if (o == "files") return "The code created too many files.";
+  if (o == "cancelled") return "The run was cancelled.";
+  return "The run failed (" + o + ").";
+}
+
+}  // namespace plotq::runs

@@ -1,0 +1,49 @@
+// A data run: the snippet that builds a table, run by the harness's data mode in the sandbox.
+// data_job_spec() says what to run; interpret_data_job() turns the launcher's JobResult and the
+// harness's records (result.json, validation.json, out.csv) into one outcome from a fixed
+// vocabulary. The records are written inside the sandbox, so they are cross-checked: the record's
+// exit code must be the process's, and out.csv's SHA-256 must be the one the harness recorded.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sandbox/job.hpp"
+
+namespace plotq::runs {
+
+inline constexpr std::size_t kMaxDataSourceBytes = 16 * 1024;  // POST /run-data source cap
+inline constexpr double kMaxDataTimeoutS = 30;
+inline constexpr std::size_t kMaxCsvBytes = 204'800;  // equal to the harness's and the parser's cap
+
+struct Finding {
+  std::string code;
+  int line = 0;
+  std::string message;
+};
+
+struct DataRunResult {
+  sandbox::JobResult job;
+  // "ok", a harness reason (validation, guard_refused, snippet_error, snippet_exit, no_df,
+  // not_dataframe, multiindex_columns, too_many_rows, too_many_columns, too_large, cell_too_long,
+  // cell_type, empty_table, duplicate_columns, internal_error), or a sandbox reason (timeout,
+  // memory, cpu, disk, files, cancelled, launcher, output_*, exec_denied, ...), or
+  // harness_error when the records contradict the process.
+  std::string outcome = "ok";
+  std::optional<std::string> csv_text;  // only when outcome == ok
+  std::optional<std::string> error_class;
+  std::optional<int> error_line;
+  std::optional<std::string> refusal_rule;
+  std::vector<Finding> findings;  // when outcome == validation
+  std::optional<long long> rows, columns;
+  std::optional<double> measured, limit;  // from the sandbox or the harness, whichever stopped it
+};
+
+sandbox::JobSpec data_job_spec(const std::string& source, double timeout_s);
+DataRunResult interpret_data_job(sandbox::JobResult job);
+
+// One sentence written by plotq from the outcome (never from what the snippet printed), for the
+// chat's message and refusal texts.
+std::string describe(const DataRunResult& r);
+
+}  // namespace plotq::runs

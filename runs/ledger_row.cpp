@@ -1,0 +1,59 @@
+#include "runs/ledger_row.hpp"
+
+#include "store/time.hpp"
+
+namespace plotq::runs {
+
+bool is_refusal(const std::string& o) {
+  return o == "validation" || o == "guard_refused" || o == "exec_denied" ||
+         o == "sandbox_unavailable" || o == "low_memory" || o == "capacity" ||
+         o == "runtime_unavailable" || o == "data_runs_exhausted" || o == "pipeline_runs_exhausted";
+}
+
+store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sandbox::JobResult& job,
+                              const std::string& outcome, double slot_wait_s,
+                              std::optional<std::string> theme) {
+  store::LedgerEntry e;
+  e.job_id = who.job_id;
+  e.kind = kind;
+  e.user_id = who.user_id;
+  e.session_id = who.session_id;
+  e.turn_id = who.turn_id;
+  e.theme = std::move(theme);
+  e.created_at = store::now_unix();
+  e.slot_wait_s = slot_wait_s;
+  e.wall_s = job.wall_s;
+  e.cpu_s = job.cpu_s;
+  e.exit_code = job.exit_code;
+  e.signal = job.signal;
+  e.timed_out = job.timed_out;
+  e.measured = job.measured;
+  e.limit = job.limit;
+  if (job.max_rss_mb > 0) e.max_rss_mb = job.max_rss_mb;
+  e.attempts = job.attempts > 0 ? job.attempts : 1;
+  if (outcome == "ok") {
+    e.outcome = store::RunOutcome::ok;
+  } else if (is_refusal(outcome)) {
+    e.outcome = store::RunOutcome::refused;
+    e.refusal_code = outcome;
+    e.reason = outcome;
+  } else {
+    e.outcome = store::RunOutcome::failed;
+    e.reason = outcome;
+  }
+  return e;
+}
+
+store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std::string& code,
+                               double slot_wait_s, std::optional<std::string> theme) {
+  sandbox::JobResult none;
+  none.attempts = 0;
+  store::LedgerEntry e = ledger_row(who, kind, none, code, slot_wait_s, std::move(theme));
+  e.outcome = store::RunOutcome::refused;
+  e.refusal_code = code;
+  e.reason = code;
+  e.attempts = 1;
+  return e;
+}
+
+}  // namespace plotq::runs

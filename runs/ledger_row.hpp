@@ -1,0 +1,30 @@
+// One ledger row per sandbox run, refused or not (store/ledger.hpp holds the table).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "sandbox/job.hpp"
+#include "store/ledger.hpp"
+
+namespace plotq::runs {
+
+struct RunWho {
+  std::string job_id;
+  std::string user_id;
+  std::optional<std::string> session_id;
+  std::optional<std::string> turn_id;
+};
+
+// outcome: "ok" -> ok; a refusal before or instead of running (validation, guard_refused,
+// exec_denied, sandbox_unavailable, low_memory) -> refused with that code; anything else -> failed.
+store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sandbox::JobResult& job,
+                              const std::string& outcome, double slot_wait_s,
+                              std::optional<std::string> theme = std::nullopt);
+
+// A run refused before any sandbox started (quota, capacity, runtime missing): still a ledger row.
+store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std::string& code,
+                               double slot_wait_s = 0, std::optional<std::string> theme = std::nullopt);
+
+bool is_refusal(const std::string& outcome);
+
+}  // namespace plotq::runs

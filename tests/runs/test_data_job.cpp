@@ -1,0 +1,127 @@
+// interpret_data_job on synthetic launcher results: the records written inside the sandbox are
+// believed only when they agree with the process and with out.csv.
+#include <catch2/catch.hpp>
+
+#include "common/sha256.hpp"
+#include "runs/data_job.hpp"
+#include "runs/ledger_row.hpp"
+
+using namespace plotq;
+
+static sandbox::JobResult exited(int code) {
+  sandbox::JobResult j;
+  j.reason = code == 0 ? sandbox::Reason::ok : sandbox::Reason::nonzero_exit;
+  j.exit_code = code;
+  j.attempts = 1;
+  return j;
+}
+
+static std::string ok_record(const std::string& csv, int rows, int cols) {
+  return R"({"mode":"data","exit_code":0,"reason":"ok","error":null,"refusal":null,"measured":null,)"
+         R"("limit":null,"rows":)" + std::to_string(rows) + R"(,"columns":)" + std::to_string(cols) +
+         R"(,"bytes":)" + std::to_string(csv.size()) + R"(,"sha256":")" + sha256_hex(csv) + "\"}";
+}
+
+TEST_CASE("the spec runs snippet.py in data mode and collects the records under caps") {
+  auto spec = runs::data_job_spec("df = 1\n", 5);
+  CHECK(spec.mode == "data");
+  CHECK(spec.files.at("snippet.py") == "df = 1\n");
+  CHECK(spec.argv == std::vector<std::string>{"--data", "snippet.py"});
+  CHECK(spec.outputs.at("out.csv") == 204'800);
+  CHECK(spec.timeout_s == 5);
+}
+
+TEST_CASE("a clean run gives the CSV and its shape") {
+  auto j = exited(0);
+  std::string csv = "x,y\n1,2\n";
+  j.outputs["out.csv"] = csv;
+  j.outputs["result.json"] = ok_record(csv, 1, 2);
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "ok");
+  REQUIRE(r.csv_text);
+  CHECK(*r.csv_text == csv);
+  CHECK(r.rows == 1);
+  CHECK(r.columns == 2);
+  CHECK(runs::describe(r) == "The code made a table of 1 rows and 2 columns.");
+}
+
+TEST_CASE("out.csv that does not match the recorded digest is never success") {
+  auto j = exited(0);
+  j.outputs["out.csv"] = "x\n666\n";
+  j.outputs["result.json"] = ok_record("x\n1\n", 1, 1);
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "harness_error");
+  CHECK_FALSE(r.csv_text);
+}
+
+TEST_CASE("exit 0 without a record (os._exit(0) from the snippet) is never success") {
+  auto j = exited(0);
+  j.outputs["out.csv"] = "x\n1\n";
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "harness_error");
+  CHECK_FALSE(r.csv_text);
+}
+
+TEST_CASE("a record whose exit code differs from the process is refused") {
+  auto j = exited(12);
+  j.outputs["result.json"] = R"({"exit_code":0,"reason":"ok","sha256":"x"})";
+  CHECK(runs::interpret_data_job(j).outcome == "harness_error");
+}
+
+TEST_CASE("a snippet error gives class and line, never a message") {
+  auto j = exited(12);
+  j.outputs["result.json"] =
+      R"({"exit_code":12,"reason":"snippet_error","error":{"class":"ZeroDivisionError","line":3},"refusal":null})";
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "snippet_error");
+  CHECK(r.error_class == "ZeroDivisionError");
+  CHECK(r.error_line == 3);
+  CHECK(runs::describe(r) == "The code raised ZeroDivisionError at line 3.");
+}
+
+TEST_CASE("a class name that is not a plain name is dropped") {
+  auto j = exited(12);
+  j.outputs["result.json"] =
+      R"({"exit_code":12,"reason":"snippet_error","error":{"class":"<script>x</script>","line":1}})";
+  auto r = runs::interpret_data_job(j);
+  CHECK_FALSE(r.error_class);
+}
+
+TEST_CASE("validation findings are read from validation.json") {
+  auto j = exited(10);
+  j.outputs["result.json"] = R"({"exit_code":10,"reason":"validation"})";
+  j.outputs["validation.json"] =
+      R"({"findings":[{"code":"banned-name","line":2,"message":"open is not allowed"}]})";
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "validation");
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].code == "banned-name");
+  CHECK(r.findings[0].line == 2);
+  CHECK(runs::is_refusal(r.outcome));
+}
+
+TEST_CASE("a host stop wins over whatever the records say") {
+  sandbox::JobResult j;
+  j.reason = sandbox::Reason::timeout;
+  j.timed_out = true;
+  j.outputs["result.json"] = R"({"exit_code":0,"reason":"ok"})";
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "timeout");
+  CHECK(runs::describe(r) == "The code did not finish within the time limit.");
+}
+
+TEST_CASE("ledger rows: ok, refused and failed") {
+  runs::RunWho who{"job-1", "alice", std::nullopt, std::nullopt};
+  auto ok = runs::ledger_row(who, store::RunKind::data, exited(0), "ok", 0.5);
+  CHECK(ok.outcome == store::RunOutcome::ok);
+  CHECK_FALSE(ok.refusal_code);
+  auto refused = runs::ledger_row(who, store::RunKind::data, exited(11), "guard_refused", 0);
+  CHECK(refused.outcome == store::RunOutcome::refused);
+  CHECK(refused.refusal_code == "guard_refused");
+  auto failed = runs::ledger_row(who, store::RunKind::data, exited(12), "snippet_error", 0);
+  CHECK(failed.outcome == store::RunOutcome::failed);
+  CHECK(failed.reason == "snippet_error");
+  auto before = runs::refused_row(who, store::RunKind::data, "capacity");
+  CHECK(before.outcome == store::RunOutcome::refused);
+  CHECK(before.refusal_code == "capacity");
+}
