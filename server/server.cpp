@@ -137,17 +137,10 @@ class ResponderImpl final : public Responder, public std::enable_shared_from_thi
   void finish(CloseReason reason) {
     if (finished_.exchange(true)) return;
     reason_ = reason;
-    if (hook_) {
-      auto h = std::move(hook_);
-      hook_ = nullptr;
-      run_hook(h, reason);
-    }
   }
   void set_answered() { answered_ = true; }
   void set_pending(std::size_t n) { pending_ = n; }
 
- private:
-  bool on_loop() const { return ioc_.get_executor().running_in_this_thread(); }
   static void run_hook(const std::function<void(CloseReason)>& h, CloseReason r) {
     try {
       h(r);
@@ -158,13 +151,15 @@ class ResponderImpl final : public Responder, public std::enable_shared_from_thi
     }
   }
 
+ private:
+  bool on_loop() const { return ioc_.get_executor().running_in_this_thread(); }
+
   std::shared_ptr<HttpSession> session_;
   asio::io_context& ioc_;
   std::uint64_t gen_;
   std::atomic<bool> finished_{false};
   std::atomic<bool> answered_{false};
   std::atomic<std::size_t> pending_{0};
-  std::function<void(CloseReason)> hook_;  // loop only
   CloseReason reason_ = CloseReason::done;  // loop only, valid once finished_
 };
 
@@ -267,6 +262,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (gen != req_gen_ || state_ != State::streaming) return;
     close_after_flush_ = true;
     if (!writing_ && pending_.empty()) end_stream();
+  }
+
+  // The hook lives here, not in the Responder, so it fires even after the handler let go of it.
+  void set_hook(std::uint64_t gen, std::function<void(CloseReason)> hook) {
+    if (gen == req_gen_) hook_ = std::move(hook);
   }
 
   // The last Responder reference is gone.
@@ -532,6 +532,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void finish_responder(CloseReason reason) {
     if (auto r = responder_.lock()) r->finish(reason);
     responder_.reset();
+    if (hook_) {
+      auto h = std::move(hook_);
+      hook_ = nullptr;
+      ResponderImpl::run_hook(h, reason);
+    }
   }
 
   // Closing right after an answer while the client still sends (an unread oversized body) would
@@ -649,6 +654,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   unsigned req_version_ = 11;
   std::uint64_t req_gen_ = 0;
   std::weak_ptr<ResponderImpl> responder_;
+  std::function<void(CloseReason)> hook_;  // of the current request
   std::string method_, route_, allow_;
   int status_ = 0;
   Clock::time_point started_{};
@@ -719,7 +725,7 @@ void ResponderImpl::on_close(std::function<void(CloseReason)> hook) {
     asio::post(ioc_, [h = std::move(hook), r = reason_] { run_hook(h, r); });
     return;
   }
-  hook_ = std::move(hook);
+  session_->set_hook(gen_, std::move(hook));
 }
 
 // ---- listener ----

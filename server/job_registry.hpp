@@ -1,0 +1,101 @@
+// Jobs of the assistant-service routes (/run-data, /render) that are waiting or running, by
+// (job_id, kind). A retried request with the same payload joins the running job (one more waiter,
+// same answer); the last waiter to leave cancels it; POST /render/{job_id}/cancel cancels every
+// job of that id. Lives on the event loop only.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/http.hpp"
+
+namespace plotq::server {
+
+struct RunningJob {
+  std::string job_id;
+  std::string kind;  // "data" or the themes, "light,dark"
+  std::vector<std::shared_ptr<Responder>> waiters;
+  std::function<void()> cancel;  // set by the route: withdraw from the queue or kill the sandbox
+  std::shared_ptr<void> state;   // the route's per-run state (ticket, lease, job handle)
+  bool finished = false;
+  bool cancelled = false;
+};
+
+class JobRegistry {
+ public:
+  std::shared_ptr<RunningJob> find(const std::string& job_id, const std::string& kind) const {
+    auto it = jobs_.find({job_id, kind});
+    return it == jobs_.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<RunningJob> add(const std::string& job_id, const std::string& kind) {
+    auto job = std::make_shared<RunningJob>();
+    job->job_id = job_id;
+    job->kind = kind;
+    jobs_[{job_id, kind}] = job;
+    return job;
+  }
+  void remove(const RunningJob& job) { jobs_.erase({job.job_id, job.kind}); }
+
+  // Adds a waiter; when the last waiter's client goes away before the answer, the job is cancelled.
+  static void add_waiter(const std::shared_ptr<RunningJob>& job, std::shared_ptr<Responder> res) {
+    std::weak_ptr<RunningJob> weak = job;
+    Responder* raw = res.get();
+    job->waiters.push_back(res);
+    res->on_close([weak, raw](CloseReason why) {
+      auto j = weak.lock();
+      if (!j || j->finished) return;
+      auto& w = j->waiters;
+      for (auto it = w.begin(); it != w.end(); ++it)
+        if (it->get() == raw) {
+          w.erase(it);
+          break;
+        }
+      if (why != CloseReason::done && w.empty() && j->cancel && !j->cancelled) {
+        j->cancelled = true;
+        j->cancel();
+      }
+    });
+  }
+
+  // Cancels every unfinished job with this id; answers how many.
+  int cancel_all(const std::string& job_id) {
+    int n = 0;
+    std::vector<std::shared_ptr<RunningJob>> hits;
+    for (auto& [key, job] : jobs_)
+      if (key.first == job_id && !job->finished && !job->cancelled) hits.push_back(job);
+    for (auto& job : hits) {
+      job->cancelled = true;
+      if (job->cancel) job->cancel();
+      ++n;
+    }
+    return n;
+  }
+
+  // Sends the same answer to every waiter still connected, then forgets the job.
+  void finish(const std::shared_ptr<RunningJob>& job, int status, const nlohmann::json& body) {
+    job->finished = true;
+    job->cancel = nullptr;
+    auto waiters = std::move(job->waiters);
+    for (auto& w : waiters)
+      if (w->is_open()) w->send_json(status, body);
+    remove(*job);
+  }
+  void finish_error(const std::shared_ptr<RunningJob>& job, std::string_view code) {
+    job->finished = true;
+    job->cancel = nullptr;
+    auto waiters = std::move(job->waiters);
+    for (auto& w : waiters)
+      if (w->is_open()) w->send_error(code);
+    remove(*job);
+  }
+
+  std::size_t size() const { return jobs_.size(); }
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<RunningJob>> jobs_;
+};
+
+}  // namespace plotq::server

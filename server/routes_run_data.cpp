@@ -1,0 +1,179 @@
+// POST /run-data: the assistant service's data run. Closed wire model, caller check, idempotency by
+// (job_id, "data"), the shared render queue, the sandbox's data mode, one ledger row per run.
+#include <chrono>
+
+#include "common/log.hpp"
+#include "queue/render_queue.hpp"
+#include "runs/data_runner.hpp"
+#include "server/app.hpp"
+#include "server/job_registry.hpp"
+#include "server/wire.hpp"
+#include "store/idempotency.hpp"
+#include "store/ledger.hpp"
+#include "store/time.hpp"
+
+namespace plotq::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// The DataRunResponse (docs/api.md). stderr_tail is plotq's own sentence: nothing the snippet
+// printed reaches the caller.
+nlohmann::json data_run_response(const runs::DataRunResult& r, double slot_wait_s, double total_s) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : r.findings) findings.push_back({{"code", f.code}, {"line", f.line}, {"message", f.message}});
+  nlohmann::json error = nullptr;
+  if (r.error_class || r.error_line) error = {{"class", opt(r.error_class)}, {"line", opt(r.error_line)}};
+  return {
+      {"exit_code", opt(r.job.exit_code)},
+      {"timed_out", r.job.timed_out},
+      {"reason", r.outcome == "ok" ? nlohmann::json(nullptr) : nlohmann::json(r.outcome)},
+      {"measured", opt(r.measured)},
+      {"limit", opt(r.limit)},
+      {"csv_text", opt(r.csv_text)},
+      {"rows", opt(r.rows)},
+      {"columns", opt(r.columns)},
+      {"error", error},
+      {"findings", findings},
+      {"stderr_tail", runs::describe(r)},
+      {"wall_s", round3(r.job.wall_s)},
+      {"attempts", std::max(1, r.job.attempts)},
+      {"timings", {{"slot_wait_s", round3(slot_wait_s)}, {"total_s", round3(total_s)}}},
+      {"version", PLOTQ_VERSION},
+      {"mem_available_mb", opt(runs::mem_available_mb())},
+  };
+}
+
+// Outcomes that are the host's trouble, not the job's: never stored as the job's answer.
+bool host_failure(const std::string& o) {
+  return o == "cancelled" || o == "io" || o == "launcher" || o == "sandbox_unavailable" ||
+         o == "low_memory" || o == "invalid_job";
+}
+
+}  // namespace
+
+void register_run_data_routes(App& app) {
+  RouteOptions opts;
+  opts.body_limit = 64 * 1024;  // source <= 16 KiB, escaped
+  app.router.post("/run-data", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res, Need::assistant);
+    if (!caller) return;
+    auto body = wire::closed_object(req.body, {"job_id", "source", "timeout_s"});
+    if (!body) return res->send_error("invalid_job");
+    auto job_id = wire::string_field(*body, "job_id", 1, 64);
+    auto source = wire::string_field(*body, "source", 1, runs::kMaxDataSourceBytes);
+    auto timeout = wire::positive_number(*body, "timeout_s", runs::kMaxDataTimeoutS);
+    if (!job_id || !wire::valid_job_id(*job_id) || !source || !timeout) return res->send_error("invalid_job");
+
+    const std::string kind = "data";
+    std::string fp = store::idempotency::fingerprint(body->dump());
+    store::Claim claim;
+    try {
+      claim = store::idempotency::begin(app.db, *job_id, kind, fp, store::now_unix());
+    } catch (const std::exception&) {
+      return res->send_error("store_unavailable");
+    }
+    if (claim.state == store::ClaimState::conflict) return res->send_error("job_conflict");
+    if (claim.state == store::ClaimState::done_same) {
+      auto stored = nlohmann::json::parse(claim.response, nullptr, false);
+      if (!stored.is_discarded()) return res->send_json(200, stored);
+      return res->send_error("internal");
+    }
+    if (claim.state == store::ClaimState::running_same) {
+      if (auto running = app.jobs.find(*job_id, kind)) {
+        JobRegistry::add_waiter(running, res);
+        log_event("run_data_joined", {{"job_id", *job_id}});
+        return;
+      }
+      // A running record without a job in this process cannot finish: take it over.
+      store::idempotency::forget(app.db, *job_id, kind);
+      store::idempotency::begin(app.db, *job_id, kind, fp, store::now_unix());
+    }
+
+    auto job = app.jobs.add(*job_id, kind);
+    JobRegistry::add_waiter(job, res);
+    auto started = Clock::now();
+    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt};
+
+    // Per-run state, owned by the registry entry; callbacks hold weak references only.
+    struct Run {
+      queue::Ticket ticket;
+      queue::SlotLease lease;
+      sandbox::JobHandle handle;
+      bool running = false;
+    };
+    auto run = std::make_shared<Run>();
+    job->state = run;
+    std::weak_ptr<RunningJob> weak_job = job;
+    std::weak_ptr<Run> weak_run = run;
+
+    auto fail_before_start = [&app, weak_job, who, started](const std::string& code) {
+      auto j = weak_job.lock();
+      if (!j || j->finished) return;
+      store::idempotency::forget(app.db, j->job_id, j->kind);
+      try {
+        store::ledger::insert(app.db, runs::refused_row(who, store::RunKind::data, code, seconds_since(started)));
+      } catch (const std::exception&) {
+      }
+      app.jobs.finish_error(j, code);
+    };
+    job->cancel = [weak_run, fail_before_start] {
+      auto r = weak_run.lock();
+      if (!r) return;
+      if (r->running) {
+        r->handle.cancel();  // the result (reason cancelled) answers the waiters
+      } else {
+        r->ticket.cancel();
+        fail_before_start("cancelled");
+      }
+    };
+
+    queue::Callbacks cb;
+    cb.on_position = [](queue::Position) {};
+    cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
+    cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
+    cb.on_granted = [&app, weak_run, weak_job, who, started, source = *source,
+                     timeout = *timeout](queue::SlotLease lease) {
+      auto r = weak_run.lock();
+      if (!r) return;  // the run is gone: the lease's destructor returns the slot
+      r->lease = std::move(lease);
+      r->running = true;
+      double slot_wait = seconds_since(started);
+      r->handle = runs::run_data_job(
+          app.launcher, app.db, who, source, timeout, slot_wait,
+          [&app, weak_run, weak_job, slot_wait, started](runs::DataRunDone done) {
+            if (auto rr = weak_run.lock()) rr->lease.release();
+            auto j = weak_job.lock();
+            if (!j || j->finished) return;
+            const auto& res = done.result;
+            if (host_failure(res.outcome)) {
+              store::idempotency::forget(app.db, j->job_id, j->kind);
+              std::string code = res.outcome == "cancelled"             ? "cancelled"
+                                 : res.outcome == "low_memory"          ? "low_memory"
+                                 : res.outcome == "sandbox_unavailable" ? "sandbox_unavailable"
+                                                                        : "io";
+              return app.jobs.finish_error(j, code);
+            }
+            nlohmann::json answer = data_run_response(res, slot_wait, seconds_since(started));
+            try {
+              store::idempotency::complete(app.db, j->job_id, j->kind, answer.dump(), store::now_unix());
+            } catch (const std::exception&) {
+            }
+            app.jobs.finish(j, 200, answer);
+          });
+    };
+    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/run-data"}, std::move(cb));
+  }, opts);
+}
+
+}  // namespace plotq::server
