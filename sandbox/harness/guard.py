@@ -65,7 +65,7 @@ class GuardHandle(NamedTuple):
                              # caller exits with the harness's code); every other stub stays
 
 
-_FILESYSTEM_EVENTS = (
+_FILESYSTEM_EVENTS = (   # (os.chflags, os.mkfifo, os.mknod: later Pythons' names)
     "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link",
     "os.symlink", "os.truncate", "os.utime", "os.chdir", "os.chflags", "os.lchflags",
     "os.setxattr", "os.removexattr", "os.getxattr", "os.mkfifo", "os.mknod",
@@ -113,14 +113,19 @@ _POSIX_FD = ("write", "writev", "pwrite", "pwritev", "sendfile", "copy_file_rang
              "dup", "dup2", "close", "closerange", "posix_fallocate", "set_blocking",
              "set_inheritable", "login_tty", "memfd_create", "eventfd", "openpty")
 _POSIX_PROCESS = ("setsid", "setpgid", "setpgrp", "tcsetpgrp", "register_at_fork")
+# filesystem changes 3.11 does not audit
+_POSIX_FILESYSTEM = ("mkfifo", "mknod", "chroot")
 _SIGNAL = ("signal", "set_wakeup_fd", "setitimer", "alarm", "pthread_kill", "pthread_sigmask",
            "raise_signal", "siginterrupt", "sigwait", "sigwaitinfo", "sigtimedwait")
 DATA_UNAUDITED = (
     (("posix", "_exit", "exit"),)
     + tuple(("posix", name, "fd") for name in _POSIX_FD)
     + tuple(("posix", name, "process") for name in _POSIX_PROCESS)
+    + tuple(("posix", name, "filesystem") for name in _POSIX_FILESYSTEM)
     + (("_posixsubprocess", "fork_exec", "process"),
-       ("_socket", "close", "fd"), ("_socket", "dup", "fd"))
+       ("_socket", "close", "fd"), ("_socket", "dup", "fd"),
+       # 3.11 raises no _thread.start_new_thread event (3.12 added it)
+       ("_thread", "start_new_thread", "thread"), ("_thread", "start_new", "thread"))
     + tuple(("_imp", name, "import") for name in
             ("create_builtin", "exec_builtin", "exec_dynamic", "init_frozen", "get_frozen_object"))
     + tuple(("_signal", name, "signal") for name in _SIGNAL)
