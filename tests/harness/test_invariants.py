@@ -1,0 +1,135 @@
+"""Static invariants of the harness: the closures that run after arming look nothing up at run
+time, the exit-code table is disjoint and documented, the vocabularies match the README."""
+
+import dis
+import os
+import re
+import sys
+import types
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness_util import HARNESS_DIR  # noqa: E402
+
+sys.path.insert(0, HARNESS_DIR)
+import datamode  # noqa: E402
+import errors  # noqa: E402
+import exits  # noqa: E402
+import guard  # noqa: E402
+import records  # noqa: E402
+import table  # noqa: E402
+import validator  # noqa: E402
+
+README = os.path.join(HARNESS_DIR, "README.md")
+LOOKUPS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "STORE_NAME", "DELETE_GLOBAL",
+           "DELETE_NAME", "IMPORT_NAME", "IMPORT_FROM"}
+
+
+def read_readme():
+    with open(README) as f:
+        return f.read()
+
+
+def lookups(code, where):
+    found = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in LOOKUPS:
+            found.append("%s: %s %s" % (where + code.co_name, ins.opname, ins.argval))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += lookups(const, where + code.co_name + ".")
+    return found
+
+
+def nested_lookups(factory):
+    """Global/builtin lookups in every function the factory defines (the factory's own body runs
+    before arming and may look things up)."""
+    found = []
+    for const in factory.__code__.co_consts:
+        if isinstance(const, types.CodeType):
+            found += lookups(const, factory.__name__ + ".")
+    return found
+
+
+class ClosureDiscipline(unittest.TestCase):
+    def test_post_arm_closures_bind_everything(self):
+        for factory in (guard.arm, guard._make_stub, table.make_converter, records.make_writer,
+                        errors.make_classifier, datamode.make_data_run):
+            with self.subTest(factory=factory.__name__):
+                self.assertEqual(nested_lookups(factory), [])
+
+    def test_the_check_sees_a_lookup(self):
+        def factory():
+            def inner():
+                return len([])
+            return inner
+        self.assertEqual(len(nested_lookups(factory)), 1)
+
+    def test_stubs_hold_no_state(self):
+        stub = guard._make_stub("plotq.refused.exit")
+        cells = [c.cell_contents for c in stub.__closure__]
+        self.assertEqual(sorted(type(c).__name__ for c in cells),
+                         ["builtin_function_or_method", "str", "type"])
+
+
+class ExitCodes(unittest.TestCase):
+    def codes(self):
+        return {name: value for name, value in vars(exits.DATA_EXIT).items() if name.isupper()}
+
+    def test_disjoint_and_unique(self):
+        codes = self.codes()
+        values = list(codes.values())
+        self.assertEqual(len(values), len(set(values)))
+        self.assertEqual(codes["OK"], 0)
+        reserved = {exits.PYTHON_CRASH, exits.USAGE, exits.EXEC_FILTER_UNAVAILABLE, exits.KILLED}
+        self.assertEqual(reserved, {1, 2, 3, 137})
+        self.assertFalse(reserved & set(values))
+        for value in values:
+            self.assertTrue(value == 0 or 10 <= value < 64, value)
+
+    def test_every_code_has_a_reason_and_is_documented(self):
+        readme = read_readme()
+        reasons = exits.DATA_REASONS
+        self.assertEqual(set(reasons), set(self.codes().values()))
+        self.assertEqual(len(set(reasons.values())), len(reasons))
+        for code, reason in reasons.items():
+            self.assertRegex(readme, r"\| %d \| `%s` \|" % (code, re.escape(reason)))
+
+
+class Vocabularies(unittest.TestCase):
+    def test_guard_rules(self):
+        readme = read_readme()
+        policy = guard.DATA_POLICY
+        used = set(policy.refused_events.values()) | {r for _, r in policy.refused_prefixes}
+        used |= {r for _, _, r in policy.unaudited} | {policy.default_rule, "frame", "code"}
+        self.assertLessEqual(used, set(guard.RULES))
+        for rule in guard.RULES:
+            self.assertIn("`%s`" % rule, readme)
+
+    def test_finding_codes_documented(self):
+        readme = read_readme()
+        for code in validator.FINDING_CODES:
+            self.assertIn("`%s`" % code, readme)
+
+    def test_error_vocabulary(self):
+        vocabulary = errors.vocabulary()
+        for name in ("ZeroDivisionError", "SystemExit", "numpy.linalg.LinAlgError",
+                     "pandas.errors.ParserError", "plotq.GuardRefusal", errors.UNLISTED):
+            self.assertIn(name, vocabulary)
+        self.assertTrue(all(re.fullmatch(r"[A-Za-z_][\w.]*", n) for n in vocabulary))
+
+    def test_classifier_is_by_identity(self):
+        classify = errors.make_classifier()
+        self.assertEqual(classify(ZeroDivisionError()), "ZeroDivisionError")
+        self.assertEqual(classify(guard.GuardRefusal("x")), "plotq.GuardRefusal")
+        fake = type("ValueError", (ValueError,), {"__module__": "builtins"})
+        self.assertEqual(classify(fake()), errors.UNLISTED)
+
+    def test_unknown_preload_mode(self):
+        import preload
+        with self.assertRaises(ValueError):
+            preload.preload("nope")
+
+
+if __name__ == "__main__":
+    unittest.main()
