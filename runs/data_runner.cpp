@@ -1,0 +1,48 @@
+#include "runs/data_runner.hpp"
+
+#include <fstream>
+#include <string>
+
+#include "common/log.hpp"
+#include "store/error.hpp"
+
+namespace plotq::runs {
+
+sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunWho who,
+                                const std::string& source, double timeout_s, double slot_wait_s,
+                                std::function<void(DataRunDone)> on_done) {
+  sandbox::JobSpec spec = data_job_spec(source, timeout_s);
+  spec.label = "data " + who.job_id;
+  return launcher.run(std::move(spec), [&db, who = std::move(who), slot_wait_s,
+                                        on_done = std::move(on_done)](sandbox::JobResult job) {
+    DataRunDone done;
+    done.result = interpret_data_job(std::move(job));
+    try {
+      done.ledger_id = store::ledger::insert(
+          db, ledger_row(who, store::RunKind::data, done.result.job, done.result.outcome, slot_wait_s));
+    } catch (const std::exception& e) {
+      // The run's answer still goes out; the missing row is logged (class only, no content).
+      log_event("ledger_write_failed", {{"job_id", who.job_id}, {"error", typeid(e).name()}});
+    }
+    log_event("data_run", {{"job_id", who.job_id},
+                           {"outcome", done.result.outcome},
+                           {"exit_code", done.result.job.exit_code ? nlohmann::json(*done.result.job.exit_code)
+                                                                   : nlohmann::json(nullptr)},
+                           {"wall_s", done.result.job.wall_s},
+                           {"warm", done.result.job.warm}});
+    on_done(std::move(done));
+  });
+}
+
+std::optional<long long> mem_available_mb() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long long kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib / 1024;
+  }
+  return std::nullopt;
+}
+
+}  // namespace plotq::runs
