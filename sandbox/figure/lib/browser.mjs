@@ -26,6 +26,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   chromiumSandbox: true,  // false adds --no-sandbox (only for machines without user namespaces)
   webgl: true,            // false: --disable-webgl, WebGL traces answer no_webgl
   spare: true,            // keep one fresh page with plotly loaded while idle
+  fastPng: false,         // faster PNG encoding (about 2x the bytes)
   maxHeapMb: 1024,        // V8 old-space cap of each page
   pageTimeoutMs: 30000,   // making a fresh page (launch excluded)
   limits: DEFAULT_LIMITS,
@@ -53,6 +54,8 @@ export function chromiumArgs(opts) {
   if (!opts.webgl) args.push('--disable-webgl', '--disable-3d-apis');
   return args;
 }
+
+const WARM_UP_FIGURE = JSON.stringify({ data: [{ type: 'scatter', x: [0, 1, 2], y: [1, 0, 2] }], layout: { title: { text: 'warm-up' } } });
 
 const STATIC_CONFIG = Object.freeze({
   staticPlot: true, displayModeBar: false, displaylogo: false, responsive: false, showTips: false,
@@ -126,6 +129,7 @@ export class FigureBrowser {
     this.disconnected = false;
     this.onDisconnect = () => {};
     this.plotlyUrl = pathToFileURL(this.opts.plotlyJs).href;
+    this.savedTmpdir = process.env.TMPDIR;
   }
 
   prepareDirs() {
@@ -141,8 +145,18 @@ export class FigureBrowser {
       this.ownsTmp = true;
     }
     fs.chmodSync(this.dir, 0o711);   // Chromium's uid may pass through, not list
+    if (o.uid !== null) {
+      // Chromium (another uid) must be able to reach its profile and home inside this dir.
+      for (let d = path.dirname(path.resolve(this.dir)); ; d = path.dirname(d)) {
+        if (!(fs.statSync(d).mode & 0o001)) throw new Error(`${d} is not searchable by uid ${o.uid} (mode o+x needed)`);
+        if (d === path.dirname(d)) break;
+      }
+    }
     this.pagesDir = path.join(this.dir, 'pages');
     this.home = path.join(this.dir, 'home');
+    // Chromium puts a Unix socket at <TMPDIR>/org.chromium.Chromium.XXXXXX/SingletonSocket and a
+    // socket path has at most 107 bytes.
+    if (this.home.length > 60) throw new Error(`private dir ${this.dir} is too long a path for Chromium's socket`);
     fs.mkdirSync(this.pagesDir, { mode: 0o711 });
     fs.mkdirSync(this.home, { mode: 0o700 });
     if (o.uid !== null) fs.chownSync(this.home, o.uid, o.gid);
@@ -180,10 +194,21 @@ export class FigureBrowser {
       this.disconnected = true;
       this.onDisconnect();
     });
-    const slot = await this.newSlot();
-    const info = { chromium: this.browser.version(), plotly: slot.plotlyVersion };
-    if (o.spare) this.spare = Promise.resolve(slot);
-    else await this.retire(slot);
+    // Warm-up: the first draw and screenshot of a browser's life pay one-off costs (~0.5 s).
+    // Pay them here on a built-in figure, in a page that is then thrown away; the first spare page
+    // is made at the same time (two cores).
+    const first = this.newSlot();
+    const second = o.spare ? this.newSlot() : null;
+    if (second) second.catch(() => {});
+    let info;
+    const slot = await first;
+    try {
+      info = { chromium: this.browser.version(), plotly: slot.plotlyVersion };
+      await this.draw(slot, WARM_UP_FIGURE, canvasFor(undefined), {}, () => false);
+    } finally {
+      await this.retire(slot);
+    }
+    if (second) await (this.spare = second);
     return info;
   }
 
@@ -249,17 +274,29 @@ export class FigureBrowser {
   }
 
   // job: {figure, out, timeoutMs}; hooks.inspect(page) runs after the screenshot (tests only).
-  // Returns {width, height, bytes, blocked_requests, csp_violations}; throws FigureError.
+  // Returns {width, height, bytes, blocked_requests, csp_violations, phases}; throws FigureError.
   async render(job, hooks = {}) {
     let cancelled = false;
     let slot = null;
     const work = (async () => {
       try {
+        const phases = {};
+        let t = performance.now();
+        const lap = (name) => { const now = performance.now(); phases[name] = Math.round(now - t); t = now; };
         const { text, figure } = readFigure(job.figure, this.opts.limits);
         const canvas = canvasFor(figure.layout);
+        lap('read');
         slot = await this.takeSlot();
+        lap('page');
         if (cancelled) throw new FigureError('timeout', 'cancelled');
-        return await this.draw(slot, text, canvas, job, hooks, () => cancelled);
+        const d = await this.draw(slot, text, canvas, hooks, () => cancelled, lap);
+        if (cancelled) throw new FigureError('timeout', 'cancelled');
+        writeOutput(job.out, d.png);
+        lap('write');
+        return {
+          width: d.width, height: d.height, bytes: d.png.length,
+          blocked_requests: slot.blocked, csp_violations: d.cspViolations, phases,
+        };
       } finally {
         // Clean up after the answer is out (setImmediate runs after the caller's write).
         const s = slot;
@@ -273,40 +310,43 @@ export class FigureBrowser {
     });
   }
 
-  async draw(slot, text, canvas, job, hooks, isCancelled) {
+  // Draws figure text on the slot's page and screenshots it at the exact target size.
+  async draw(slot, text, canvas, hooks, isCancelled, lap = () => {}) {
     const { cssWidth, cssHeight, scale, target } = canvas;
+    const failed = (e, what) => {
+      if (isCancelled()) return new FigureError('timeout', 'cancelled');
+      if (this.disconnected) return new FigureError('browser_failed', 'the browser went away');
+      if (slot.crashed) return new FigureError('draw_failed', `the page crashed while ${what}`);
+      return new FigureError('draw_failed', `${what} failed: ${shortMessage(e)}`);
+    };
     let r;
     try {
       await slot.page.setViewportSize({ width: Math.ceil(cssWidth), height: Math.ceil(cssHeight) });
       r = await slot.page.evaluate(drawInPage, { text, width: cssWidth, height: cssHeight, config: STATIC_CONFIG });
     } catch (e) {
-      if (isCancelled()) throw new FigureError('timeout', 'cancelled');
-      if (this.disconnected) throw new FigureError('browser_failed', 'the browser went away');
-      if (slot.crashed) throw new FigureError('draw_failed', 'the page crashed while drawing');
-      throw new FigureError('draw_failed', `plotly could not draw the figure: ${shortMessage(e)}`);
+      throw failed(e, 'drawing');
     }
+    lap('draw');
     if (r.noWebgl) throw new FigureError('no_webgl', 'a WebGL trace could not draw (plotly showed "WebGL is not supported")');
-    let buf;
+    let png;
     try {
       const shot = await slot.cdp.send('Page.captureScreenshot', {
         format: 'png',
         clip: { x: 0, y: 0, width: cssWidth, height: cssHeight, scale },
         captureBeyondViewport: false,
+        optimizeForSpeed: this.opts.fastPng,
       });
-      buf = Buffer.from(shot.data, 'base64');
+      png = Buffer.from(shot.data, 'base64');
     } catch (e) {
-      if (isCancelled()) throw new FigureError('timeout', 'cancelled');
-      if (this.disconnected) throw new FigureError('browser_failed', 'the browser went away');
-      throw new FigureError('draw_failed', `screenshot failed: ${shortMessage(e)}`);
+      throw failed(e, 'the screenshot');
     }
-    const size = pngSize(buf);
+    lap('shot');
+    const size = pngSize(png);
     if (!size || size.width !== target.width || size.height !== target.height) {
       throw new FigureError('size_mismatch', `screenshot is ${size ? `${size.width}x${size.height}` : 'not a PNG'}, want ${target.width}x${target.height}`);
     }
     if (hooks.inspect) await hooks.inspect(slot.page);
-    if (isCancelled()) throw new FigureError('timeout', 'cancelled');
-    writeOutput(job.out, buf);
-    return { width: size.width, height: size.height, bytes: buf.length, blocked_requests: slot.blocked, csp_violations: r.csp.length };
+    return { png, width: size.width, height: size.height, cspViolations: r.csp.length };
   }
 
   async close() {
@@ -315,5 +355,7 @@ export class FigureBrowser {
     if (spare) await spare.then((s) => this.retire(s), () => {});
     if (this.browser) await this.browser.close().catch(() => {});
     if (this.ownsTmp && this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    if (this.savedTmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = this.savedTmpdir;
   }
 }

@@ -1,0 +1,674 @@
+#include "sandbox/figure_renderer.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "common/env.hpp"
+#include "common/log.hpp"
+
+namespace plotq::sandbox {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// ------------------------------------------------------------------------------------------------
+// Settings
+
+namespace {
+
+template <typename T>
+void int_field(T& field, const char* name, std::int64_t min, std::int64_t max) {
+  field = static_cast<T>(env_int(name, static_cast<std::int64_t>(field), min, max));
+}
+
+}  // namespace
+
+FigureConfig figure_config_from_env() {
+  FigureConfig c;
+  c.node = env_string("PLOTQ_NODE", c.node);
+  c.chromium = env_string("PLOTQ_CHROMIUM", c.chromium);
+  c.plotly_js = env_string("PLOTQ_PLOTLY_JS", c.plotly_js);
+  c.figure_script = env_string("PLOTQ_FIGURE_SCRIPT", c.figure_script);
+  c.figure_tmp_root = env_string("PLOTQ_FIGURE_TMP_ROOT", c.figure_tmp_root);
+  int_field(c.figure_restart_after, "PLOTQ_FIGURE_RESTART_AFTER", 1, 1000000);
+  c.figure_start_timeout_s = env_double("PLOTQ_FIGURE_START_TIMEOUT_S", c.figure_start_timeout_s, 1, 600);
+  c.figure_kill_grace_s = env_double("PLOTQ_FIGURE_KILL_GRACE_S", c.figure_kill_grace_s, 0.1, 60);
+  c.figure_max_timeout_s = env_double("PLOTQ_FIGURE_MAX_TIMEOUT_S", c.figure_max_timeout_s, 1, 600);
+  int_field(c.figure_max_queue, "PLOTQ_FIGURE_MAX_QUEUE", 0, 10000);
+  c.figure_netns = env_bool("PLOTQ_FIGURE_NETNS", c.figure_netns);
+  c.figure_pidns = env_bool("PLOTQ_FIGURE_PIDNS", c.figure_pidns);
+  int_field(c.figure_uid, "PLOTQ_FIGURE_UID", 1, 4294967294LL);
+  int_field(c.figure_gid, "PLOTQ_FIGURE_GID", 1, 4294967294LL);
+  c.figure_chromium_sandbox = env_bool("PLOTQ_FIGURE_CHROMIUM_SANDBOX", c.figure_chromium_sandbox);
+  c.figure_webgl = env_bool("PLOTQ_FIGURE_WEBGL", c.figure_webgl);
+  int_field(c.figure_max_bytes, "PLOTQ_FIGURE_MAX_BYTES", 1, 1LL << 30);
+  int_field(c.figure_max_depth, "PLOTQ_FIGURE_MAX_DEPTH", 2, 100000);
+  int_field(c.figure_heap_mb, "PLOTQ_FIGURE_HEAP_MB", 64, 1 << 16);
+  int_field(c.figure_stderr_keep_bytes, "PLOTQ_FIGURE_STDERR_KEEP_BYTES", 256, 1 << 24);
+  return c;
+}
+
+// ------------------------------------------------------------------------------------------------
+// One renderer process: its pipes, pidfd, private temp dir and state.
+
+namespace {
+
+constexpr std::size_t kMaxLine = 1 << 20;  // answers are ~200 bytes; anything longer is a fault
+
+struct Proc {
+  explicit Proc(asio::io_context& io)
+      : in(io), out(io), err(io), pidfd(io), out_buf(kMaxLine), start_timer(io), kill_timer(io) {}
+
+  pid_t pid = 0;
+  std::string tmp_dir;
+  asio::posix::stream_descriptor in, out, err, pidfd;
+  asio::streambuf out_buf;
+  std::array<char, 4096> err_chunk{};
+  std::string err_tail;
+  asio::steady_timer start_timer;
+  asio::steady_timer kill_timer;
+  Clock::time_point started = Clock::now();
+  bool ready = false;
+  bool exited = false;
+  bool killed = false;
+  std::uint64_t jobs = 0;
+};
+
+struct Job {
+  std::uint64_t id = 0;
+  std::string figure, out;
+  double timeout_s = 0;
+  int attempts = 0;  // times sent to a renderer
+  Clock::time_point start;
+  Clock::time_point deadline;  // start + timeout: the renderer's own budget ends here
+  std::function<void(FigureResult)> done;
+};
+
+FigureResult failure(std::string code, std::string detail) {
+  FigureResult r;
+  r.code = std::move(code);
+  r.detail = std::move(detail);
+  return r;
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// Kills the renderer's whole process group (node, the launcher, Chromium and its helpers).
+void kill_group(Proc& p) {
+  if (p.pid > 0 && !p.exited) {
+    ::kill(-p.pid, SIGKILL);
+    ::kill(p.pid, SIGKILL);
+    p.killed = true;
+  }
+}
+
+// Writes "figure renderer: <what> failed, errno <e>" and exits: async-signal-safe (child, after fork).
+[[noreturn]] void child_fail(const char* what, int e, int code) {
+  char num[16];
+  int n = 0;
+  unsigned v = e < 0 ? 0u : static_cast<unsigned>(e);
+  do {
+    num[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v && n < 15);
+  char line[160];
+  std::size_t len = 0;
+  auto put = [&](const char* s, std::size_t k) {
+    for (std::size_t i = 0; i < k && len < sizeof line; ++i) line[len++] = s[i];
+  };
+  put("figure renderer: ", 17);
+  put(what, std::strlen(what));
+  put(" failed, errno ", 15);
+  while (n > 0) put(&num[--n], 1);
+  put("\n", 1);
+  (void)!::write(2, line, len);
+  ::_exit(code);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+
+struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl> {
+  Impl(asio::io_context& io_, FigureConfig cfg_) : io(io_), cfg(std::move(cfg_)), queue_timer(io_), job_timer(io_) {
+    // Writing to a renderer that just died must give EPIPE, not kill the host (plotqd does the same).
+    struct sigaction old {};
+    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
+  }
+
+  asio::io_context& io;
+  FigureConfig cfg;
+  std::shared_ptr<Proc> proc;               // the current renderer (starting or ready), or null
+  std::set<std::shared_ptr<Proc>> living;   // every process not yet reaped (current and retiring)
+  std::deque<Job> pending;
+  std::optional<Job> inflight;
+  asio::steady_timer queue_timer;
+  asio::steady_timer job_timer;
+  std::uint64_t next_id = 1;
+  std::uint64_t start_count = 0;
+  bool stopping = false;
+
+  std::string script() const {
+    return cfg.figure_script.empty() ? project_home() + "/sandbox/figure/renderer.mjs" : cfg.figure_script;
+  }
+
+  std::string unavailable_reason() const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (::access(cfg.node.c_str(), X_OK) != 0) return "node not found at " + cfg.node;
+    if (::access(cfg.chromium.c_str(), X_OK) != 0) return "chromium not found at " + cfg.chromium;
+    if (::access(cfg.plotly_js.c_str(), R_OK) != 0) return "plotly.js not found at " + cfg.plotly_js;
+    fs::path s = script();
+    if (!fs::is_regular_file(s, ec)) return "renderer script not found at " + s.string();
+    if (!fs::is_regular_file(s.parent_path() / "node_modules/playwright-core/package.json", ec))
+      return "playwright-core is not installed in " + s.parent_path().string() + " (run tools/setup.sh)";
+    if (::geteuid() == 0 && ::access("/usr/bin/setpriv", X_OK) != 0) return "setpriv (util-linux) not found";
+    return "";
+  }
+
+  void complete(Job& job, FigureResult r) {
+    r.wall_s = std::chrono::duration<double>(Clock::now() - job.start).count();
+    auto done = std::move(job.done);
+    asio::post(io, [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  }
+
+  void fail_pending(const std::string& code, const std::string& detail) {
+    while (!pending.empty()) {
+      Job j = std::move(pending.front());
+      pending.pop_front();
+      complete(j, failure(code, detail));
+    }
+    queue_timer.cancel();
+  }
+
+  // ---- jobs ------------------------------------------------------------------------------------
+
+  void enqueue(Job job) {
+    if (stopping) return complete(job, failure("shutdown", "the figure renderer is stopping"));
+    if (std::string why = unavailable_reason(); !why.empty())
+      return complete(job, failure("runtime_unavailable", why));
+    if (pending.size() >= cfg.figure_max_queue + (inflight ? 0u : 1u))
+      return complete(job, failure("busy", "too many figure jobs waiting"));
+    pending.push_back(std::move(job));
+    arm_queue_timer();
+    ensure_started();
+    pump();
+  }
+
+  void arm_queue_timer() {
+    if (pending.empty()) return (void)queue_timer.cancel();
+    auto earliest = std::min_element(pending.begin(), pending.end(), [](const Job& a, const Job& b) {
+                      return a.deadline < b.deadline;
+                    })->deadline;
+    queue_timer.expires_at(earliest);
+    queue_timer.async_wait([w = weak_from_this()](const boost::system::error_code& ec) {
+      auto self = w.lock();
+      if (ec || !self) return;
+      self->expire_queued();
+    });
+  }
+
+  void expire_queued() {
+    auto now = Clock::now();
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (it->deadline <= now) {
+        Job j = std::move(*it);
+        it = pending.erase(it);
+        complete(j, failure("timeout", "the figure waited for the renderer past its timeout"));
+      } else {
+        ++it;
+      }
+    }
+    arm_queue_timer();
+  }
+
+  void pump() {
+    if (!proc || !proc->ready || inflight || pending.empty()) return;
+    Job job = std::move(pending.front());
+    pending.pop_front();
+    arm_queue_timer();
+    double left_ms = std::chrono::duration<double, std::milli>(job.deadline - Clock::now()).count();
+    if (left_ms < 1) {
+      complete(job, failure("timeout", "the figure waited for the renderer past its timeout"));
+      return pump();
+    }
+    std::string line;
+    try {
+      line = json{{"id", job.id}, {"figure", job.figure}, {"out", job.out},
+                  {"timeout_ms", std::floor(left_ms)}}
+                 .dump() + "\n";
+    } catch (const json::exception&) {
+      complete(job, failure("request_invalid", "a path is not valid UTF-8"));
+      return pump();
+    }
+    ++job.attempts;
+    inflight = std::move(job);
+    // The renderer answers "timeout" itself at the deadline; the group dies at deadline + grace.
+    job_timer.expires_at(inflight->deadline + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(cfg.figure_kill_grace_s)));
+    job_timer.async_wait([w = weak_from_this(), p = proc, id = inflight->id](const boost::system::error_code& ec) {
+      auto self = w.lock();
+      if (ec || !self || !self->inflight || self->inflight->id != id) return;
+      log_event("figure_renderer_kill", {{"pid", p->pid}, {"reason", "job timeout"}});
+      Job j = std::move(*self->inflight);
+      self->inflight.reset();
+      self->complete(j, failure("timeout", "the renderer did not answer in time and was killed"));
+      kill_group(*p);
+    });
+    auto buf = std::make_shared<std::string>(std::move(line));
+    asio::async_write(proc->in, asio::buffer(*buf),
+                      [w = weak_from_this(), p = proc, buf](const boost::system::error_code& ec, std::size_t) {
+                        auto self = w.lock();
+                        if (!ec || !self) return;
+                        // The renderer is gone or wedged; its exit handler answers the job.
+                        kill_group(*p);
+                      });
+  }
+
+  // ---- renderer answers ------------------------------------------------------------------------
+
+  void on_line(const std::shared_ptr<Proc>& p, const std::string& line) {
+    json msg = json::parse(line, nullptr, false);
+    if (msg.is_discarded() || !msg.is_object()) return protocol_fault(p, "a line from the renderer is not JSON");
+    if (!p->ready) {
+      if (msg.value("ready", false) != true) {
+        std::string detail = msg.value("detail", std::string("the renderer could not start"));
+        log_event("figure_renderer_start_failed", {{"pid", p->pid}, {"detail", detail}});
+        if (p == proc) fail_pending("renderer_start_failed", detail);
+        kill_group(*p);
+        return;
+      }
+      p->ready = true;
+      p->start_timer.cancel();
+      log_event("figure_renderer_ready",
+                {{"pid", p->pid},
+                 {"ms", std::lround(std::chrono::duration<double, std::milli>(Clock::now() - p->started).count())},
+                 {"chromium", msg.value("chromium", "")},
+                 {"plotly", msg.value("plotly", "")},
+                 {"chromium_uid", msg.value("chromium_uid", json())},
+                 {"netns", cfg.figure_netns},
+                 {"pidns", cfg.figure_pidns}});
+      return pump();
+    }
+    if (p != proc || !inflight || !msg.contains("id") || msg["id"] != inflight->id) {
+      // An answer for a job the host already gave up on (killed for its timeout): ignore it.
+      return;
+    }
+    job_timer.cancel();
+    Job job = std::move(*inflight);
+    inflight.reset();
+    FigureResult r;
+    try {
+      r.ok = msg.value("ok", false);
+      r.render_ms = msg.value("ms", 0.0);
+      if (r.ok) {
+        r.width = msg.at("width").get<int>();
+        r.height = msg.at("height").get<int>();
+        r.bytes = msg.value("bytes", std::uint64_t{0});
+        r.blocked_requests = msg.value("blocked_requests", 0);
+        r.csp_violations = msg.value("csp_violations", 0);
+        bool landscape = r.width == 3200 && r.height == 1800, square = r.width == 2400 && r.height == 2400;
+        if (!landscape && !square) r = failure("protocol_error", "the renderer reported an unexpected size");
+      } else {
+        r.code = msg.at("code").get<std::string>();
+        r.detail = msg.value("detail", "");
+      }
+    } catch (const json::exception&) {
+      r = failure("protocol_error", "the renderer's answer has the wrong shape");
+    }
+    complete(job, std::move(r));
+    if (++p->jobs >= cfg.figure_restart_after) retire(p);
+    pump();
+  }
+
+  void protocol_fault(const std::shared_ptr<Proc>& p, const char* what) {
+    log_event("figure_renderer_kill", {{"pid", p->pid}, {"reason", what}});
+    if (p == proc && inflight) {
+      job_timer.cancel();
+      Job j = std::move(*inflight);
+      inflight.reset();
+      complete(j, failure("protocol_error", what));
+    }
+    kill_group(*p);
+  }
+
+  // ---- process life ----------------------------------------------------------------------------
+
+  void ensure_started() {
+    if (proc || stopping) return;
+    std::string why = spawn();
+    if (!why.empty()) {
+      log_event("figure_renderer_start_failed", {{"detail", why}});
+      fail_pending("renderer_start_failed", why);
+    }
+  }
+
+  std::vector<std::string> argv_for(const std::string& tmp_dir) const {
+    std::vector<std::string> a = {cfg.node, script(),
+                                  "--chromium=" + cfg.chromium,
+                                  "--plotly=" + cfg.plotly_js,
+                                  "--tmp-dir=" + tmp_dir,
+                                  "--max-bytes=" + std::to_string(cfg.figure_max_bytes),
+                                  "--max-depth=" + std::to_string(cfg.figure_max_depth),
+                                  "--max-heap-mb=" + std::to_string(cfg.figure_heap_mb)};
+    if (::geteuid() == 0) {
+      a.push_back("--uid=" + std::to_string(cfg.figure_uid));
+      a.push_back("--gid=" + std::to_string(cfg.figure_gid));
+    }
+    if (!cfg.figure_chromium_sandbox) a.push_back("--no-chromium-sandbox");
+    if (!cfg.figure_webgl) a.push_back("--no-webgl");
+    return a;
+  }
+
+  // Forks the renderer: own process group, parent-death signal, optional empty network namespace,
+  // a clean environment, stdin/stdout/stderr on pipes and no other descriptor. Returns "" or why not.
+  std::string spawn() {
+    std::string tmpl = cfg.figure_tmp_root + "/plotq-figure-XXXXXX";
+    std::vector<char> tbuf(tmpl.begin(), tmpl.end());
+    tbuf.push_back('\0');
+    if (!::mkdtemp(tbuf.data())) return "cannot make a private dir in " + cfg.figure_tmp_root + ": " + errno_text(errno);
+    std::string tmp_dir(tbuf.data());
+
+    std::vector<std::string> args = argv_for(tmp_dir);
+    std::vector<std::string> envs = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tmp_dir, "LANG=C.UTF-8"};
+    std::vector<char*> argv, envp;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    for (auto& s : envs) envp.push_back(s.data());
+    envp.push_back(nullptr);
+
+    int in_p[2], out_p[2], err_p[2];
+    if (::pipe2(in_p, O_CLOEXEC) != 0) return "pipe: " + errno_text(errno);
+    if (::pipe2(out_p, O_CLOEXEC) != 0) {
+      ::close(in_p[0]), ::close(in_p[1]);
+      return "pipe: " + errno_text(errno);
+    }
+    if (::pipe2(err_p, O_CLOEXEC) != 0) {
+      for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1]}) ::close(fd);
+      return "pipe: " + errno_text(errno);
+    }
+    const bool netns = cfg.figure_netns, pidns = cfg.figure_pidns;
+    const pid_t parent = ::getpid();
+    // With namespaces: a raw clone (fork semantics) so that the renderer itself is PID 1 of the new
+    // PID namespace and our direct child. Without: a plain fork.
+    unsigned long ns_flags = (netns ? CLONE_NEWNET : 0) | (pidns ? CLONE_NEWPID : 0);
+    pid_t pid = ns_flags ? static_cast<pid_t>(::syscall(SYS_clone, ns_flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr))
+                         : ::fork();
+    if (pid < 0) {
+      int e = errno;
+      for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1], err_p[0], err_p[1]}) ::close(fd);
+      std::error_code fec;
+      std::filesystem::remove_all(tmp_dir, fec);
+      if (ns_flags && e == EPERM)
+        return "new namespaces need root (set PLOTQ_FIGURE_NETNS=0 and PLOTQ_FIGURE_PIDNS=0 otherwise)";
+      return std::string(ns_flags ? "clone: " : "fork: ") + errno_text(e);
+    }
+    if (pid == 0) {
+      // Child: async-signal-safe calls only until execve.
+      ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (!pidns && ::getppid() != parent) ::_exit(125);  // in a new PID namespace getppid() is 0
+      if (::dup2(in_p[0], 0) < 0 || ::dup2(out_p[1], 1) < 0 || ::dup2(err_p[1], 2) < 0) ::_exit(124);
+      ::syscall(SYS_close_range, 3u, ~0u, 0u);
+      sigset_t none;
+      ::sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) ::signal(s, SIG_DFL);
+      ::execve(argv[0], argv.data(), envp.data());
+      child_fail("execve", errno, 127);
+    }
+    ::setpgid(pid, pid);  // also from the parent: no window where the group does not exist
+    ::close(in_p[0]);
+    ::close(out_p[1]);
+    ::close(err_p[1]);
+
+    auto p = std::make_shared<Proc>(io);
+    p->pid = pid;
+    p->tmp_dir = tmp_dir;
+    p->in.assign(in_p[1]);
+    p->out.assign(out_p[0]);
+    p->err.assign(err_p[0]);
+    int pfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (pfd < 0) {
+      int e = errno;
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);  // just killed: returns at once
+      std::filesystem::remove_all(tmp_dir);
+      return "pidfd_open: " + errno_text(e);
+    }
+    p->pidfd.assign(pfd);
+    proc = p;
+    living.insert(p);
+    ++start_count;
+    log_event("figure_renderer_start", {{"pid", pid}, {"netns", netns}, {"pidns", pidns}, {"tmp_dir", tmp_dir}});
+
+    read_out(p);
+    read_err(p);
+    wait_exit(p);
+    p->start_timer.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(cfg.figure_start_timeout_s)));
+    p->start_timer.async_wait([w = weak_from_this(), p](const boost::system::error_code& ec) {
+      auto self = w.lock();
+      if (ec || !self || p->ready) return;
+      log_event("figure_renderer_start_failed", {{"pid", p->pid}, {"detail", "not ready in time"}});
+      if (p == self->proc) self->fail_pending("renderer_start_failed", "the renderer was not ready in time");
+      kill_group(*p);
+    });
+    return "";
+  }
+
+  void read_out(const std::shared_ptr<Proc>& p) {
+    asio::async_read_until(p->out, p->out_buf, '\n',
+                           [w = weak_from_this(), p](const boost::system::error_code& ec, std::size_t n) {
+                             auto self = w.lock();
+                             if (!self) return;
+                             if (ec) {
+                               // EOF (it exited; the pidfd tells when) or a line over kMaxLine.
+                               if (ec != asio::error::eof && ec != asio::error::operation_aborted)
+                                 self->protocol_fault(p, "an overlong line from the renderer");
+                               else if (ec == asio::error::eof)
+                                 kill_group(*p);
+                               return;
+                             }
+                             std::string line(asio::buffers_begin(p->out_buf.data()),
+                                              asio::buffers_begin(p->out_buf.data()) + n - 1);
+                             p->out_buf.consume(n);
+                             self->on_line(p, line);
+                             self->read_out(p);
+                           });
+  }
+
+  void read_err(const std::shared_ptr<Proc>& p) {
+    p->err.async_read_some(asio::buffer(p->err_chunk), [w = weak_from_this(), p](const boost::system::error_code& ec,
+                                                                                std::size_t n) {
+      auto self = w.lock();
+      if (ec || !self) return;
+      p->err_tail.append(p->err_chunk.data(), n);
+      if (p->err_tail.size() > self->cfg.figure_stderr_keep_bytes)
+        p->err_tail.erase(0, p->err_tail.size() - self->cfg.figure_stderr_keep_bytes);
+      self->read_err(p);
+    });
+  }
+
+  void wait_exit(const std::shared_ptr<Proc>& p) {
+    p->pidfd.async_wait(asio::posix::stream_descriptor::wait_read,
+                        [w = weak_from_this(), p](const boost::system::error_code& ec) {
+                          auto self = w.lock();
+                          if (ec || !self) return;
+                          self->reap(p);
+                        });
+  }
+
+  void reap(const std::shared_ptr<Proc>& p) {
+    int status = 0;
+    pid_t r = ::waitpid(p->pid, &status, WNOHANG);
+    if (r == 0) return wait_exit(p);  // spurious wake-up
+    p->exited = true;
+    ::kill(-p->pid, SIGKILL);  // whatever is left of the group (Chromium helpers)
+    p->start_timer.cancel();
+    p->kill_timer.cancel();
+    boost::system::error_code ignored;
+    p->in.close(ignored);
+    p->pidfd.close(ignored);
+    std::string tail = p->err_tail.size() > 600 ? p->err_tail.substr(p->err_tail.size() - 600) : p->err_tail;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    log_event("figure_renderer_exit", {{"pid", p->pid}, {"exit_code", code}, {"signal", sig},
+                                       {"jobs", p->jobs}, {"stderr_tail", tail}});
+    std::error_code fec;
+    std::filesystem::remove_all(p->tmp_dir, fec);  // never follows links; the group is dead
+    living.erase(p);
+    if (p != proc) return;  // a retired renderer finished shutting down
+    proc.reset();
+    const bool was_ready = p->ready;
+    if (inflight) {
+      job_timer.cancel();
+      Job j = std::move(*inflight);
+      inflight.reset();
+      if (j.attempts < 2 && Clock::now() < j.deadline && !stopping) {
+        // The renderer died under the job (or just before it arrived): one more try on a fresh one.
+        pending.push_front(std::move(j));
+        arm_queue_timer();
+      } else {
+        complete(j, failure("renderer_crashed", "the renderer exited while drawing (exit " + std::to_string(code) +
+                                                    ", signal " + std::to_string(sig) + ")"));
+      }
+    }
+    if (!was_ready) {
+      // A start that failed: answer the waiting jobs now instead of looping on restarts.
+      std::string detail = "the renderer exited before it was ready (exit " + std::to_string(code) + ")";
+      std::string last = tail.substr(0, tail.find_last_not_of("\n") + 1);
+      last = last.substr(last.find_last_of('\n') + 1);
+      if (!last.empty()) detail += ": " + last.substr(0, 200);
+      fail_pending("renderer_start_failed", detail);
+      return;
+    }
+    // It had been serving: stay warm for the next job.
+    if (!stopping) {
+      ensure_started();
+      pump();
+    }
+  }
+
+  // Graceful replacement after figure_restart_after jobs: stdin EOF makes the renderer close its
+  // browser and exit; a fresh one starts at once; the old one is killed if it lingers.
+  void retire(const std::shared_ptr<Proc>& p) {
+    if (p == proc) proc.reset();
+    boost::system::error_code ignored;
+    p->in.close(ignored);
+    p->kill_timer.expires_after(std::chrono::seconds(10));
+    p->kill_timer.async_wait([p](const boost::system::error_code& ec) {
+      if (!ec) kill_group(*p);
+    });
+    if (!stopping) ensure_started();
+  }
+
+  void stop_all() {
+    stopping = true;
+    fail_pending("shutdown", "the figure renderer is stopping");
+    if (inflight) {
+      job_timer.cancel();
+      Job j = std::move(*inflight);
+      inflight.reset();
+      complete(j, failure("shutdown", "the figure renderer is stopping"));
+    }
+    if (proc) retire(proc);
+  }
+
+  // Synchronous teardown for the destructor: kill, reap (immediate after SIGKILL), remove dirs.
+  void destroy() {
+    stopping = true;
+    queue_timer.cancel();
+    job_timer.cancel();
+    for (const auto& p : living) {
+      if (!p->exited) {
+        ::kill(-p->pid, SIGKILL);
+        ::kill(p->pid, SIGKILL);
+        ::waitpid(p->pid, nullptr, 0);
+        p->exited = true;
+      }
+      boost::system::error_code ignored;
+      p->in.close(ignored);
+      p->out.close(ignored);
+      p->err.close(ignored);
+      p->pidfd.close(ignored);
+      p->start_timer.cancel();
+      p->kill_timer.cancel();
+      std::error_code fec;
+      std::filesystem::remove_all(p->tmp_dir, fec);
+    }
+    living.clear();
+    proc.reset();
+    pending.clear();
+    inflight.reset();
+  }
+};
+
+// ------------------------------------------------------------------------------------------------
+
+FigureRenderer::FigureRenderer(asio::io_context& io, FigureConfig config)
+    : impl_(std::make_shared<Impl>(io, std::move(config))) {}
+
+FigureRenderer::~FigureRenderer() { impl_->destroy(); }
+
+void FigureRenderer::start() {
+  asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_)] {
+    if (auto self = w.lock(); self && self->unavailable_reason().empty()) self->ensure_started();
+  });
+}
+
+void FigureRenderer::render(std::string figure_path, std::string out_path, double timeout_s,
+                            std::function<void(FigureResult)> done) {
+  Job job;
+  job.figure = std::move(figure_path);
+  job.out = std::move(out_path);
+  job.start = Clock::now();
+  const double max_s = impl_->cfg.figure_max_timeout_s;
+  job.timeout_s = (std::isfinite(timeout_s) && timeout_s > 0) ? std::min(timeout_s, max_s) : max_s;
+  job.deadline = job.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.timeout_s));
+  job.done = std::move(done);
+  asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_), job = std::move(job)]() mutable {
+    auto self = w.lock();
+    if (!self) return;
+    job.id = self->next_id++;
+    self->enqueue(std::move(job));
+  });
+}
+
+void FigureRenderer::stop() {
+  asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_)] {
+    if (auto self = w.lock()) self->stop_all();
+  });
+}
+
+bool FigureRenderer::available() const { return impl_->unavailable_reason().empty(); }
+std::string FigureRenderer::unavailable_reason() const { return impl_->unavailable_reason(); }
+std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
+pid_t FigureRenderer::renderer_pid() const { return impl_->proc ? impl_->proc->pid : 0; }
+
+}  // namespace plotq::sandbox

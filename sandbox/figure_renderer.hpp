@@ -1,0 +1,102 @@
+// FigureRenderer: the host side of figure mode's screenshot step. It keeps one warm renderer
+// process (sandbox/figure/renderer.mjs: Node + playwright-core + Debian's headless Chromium with the
+// installed python3-plotly's plotly.js) and hands it one figure JSON at a time over line-delimited
+// JSON on its stdin/stdout, all on the caller's io_context (no blocking call).
+//
+// The renderer runs in its own process group and, by default (root), as PID 1 of a new PID
+// namespace with an empty network namespace: killing it kills Chromium too (Playwright starts the
+// browser in a session of its own, so a process-group kill alone would miss it). Chromium itself
+// runs as figure_uid with its own sandbox. A job that overruns its timeout (plus
+// figure_kill_grace_s) kills the renderer; the next job gets a fresh one. The renderer is also
+// replaced after figure_restart_after jobs. A job whose renderer died under it is tried once more on
+// a fresh renderer. sandbox/figure/README.md has the protocol and codes.
+#pragma once
+#include <sys/types.h>
+
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace plotq::sandbox {
+
+// Every limit and path of the figure renderer; env-var name PLOTQ_<FIELD IN UPPER CASE>.
+struct FigureConfig {
+  std::string node = "/usr/bin/node";                             // PLOTQ_NODE
+  std::string chromium = "/usr/bin/chromium";                     // PLOTQ_CHROMIUM
+  std::string plotly_js = "/usr/share/python3-plotly/plotly.js";  // PLOTQ_PLOTLY_JS (plotly.js 2.6.3)
+  std::string figure_script;          // renderer.mjs; "" = <project home>/sandbox/figure/renderer.mjs
+  std::string figure_tmp_root = "/tmp";  // a private 0711 dir per renderer start is made here
+  std::uint32_t figure_restart_after = 200;  // jobs per renderer process, then a fresh one
+  double figure_start_timeout_s = 30;    // start + warm-up must say "ready" within this
+  double figure_kill_grace_s = 2;        // host kills the group at timeout + this (renderer answers first)
+  double figure_max_timeout_s = 120;     // a job's timeout_s is clamped to (0, this]
+  std::uint32_t figure_max_queue = 16;   // jobs waiting behind the running one; more answer "busy"
+  bool figure_netns = true;              // run the renderer in a new, empty network namespace (root)
+  bool figure_pidns = true;              // ...and a new PID namespace: when it dies, all of it dies (root)
+  std::uint32_t figure_uid = 65533;      // Chromium's uid/gid when we are root (outside the sandbox range)
+  std::uint32_t figure_gid = 65533;
+  bool figure_chromium_sandbox = true;   // Chromium's own sandbox; false adds --no-sandbox
+  bool figure_webgl = true;              // false: WebGL traces answer no_webgl
+  std::uint64_t figure_max_bytes = 16u << 20;  // figure JSON cap
+  std::uint32_t figure_max_depth = 64;   // JSON nesting cap (a bomb is refused before parsing)
+  std::uint32_t figure_heap_mb = 1024;   // V8 heap cap of each page
+  std::uint32_t figure_stderr_keep_bytes = 8192;  // renderer stderr tail kept for the log
+};
+
+// Reads every PLOTQ_<FIELD> that is set over the defaults; throws plotq::ConfigError on a bad value.
+FigureConfig figure_config_from_env();
+
+// Codes: the renderer's vocabulary (request_invalid, figure_missing, figure_not_regular,
+// figure_empty, figure_too_large, figure_too_deep, figure_invalid, figure_size_invalid, no_webgl,
+// draw_failed, size_mismatch, output_failed, timeout, browser_failed) plus the host's own:
+// runtime_unavailable, renderer_start_failed, renderer_crashed, protocol_error, busy, shutdown.
+struct FigureResult {
+  bool ok = false;
+  std::string code;    // "" when ok
+  std::string detail;  // short, never quotes the figure
+  int width = 0;       // PNG size when ok: 3200x1800 or 2400x2400
+  int height = 0;
+  std::uint64_t bytes = 0;
+  double render_ms = 0;  // the renderer's own time for the job
+  double wall_s = 0;     // host time from render() to the callback (queue and start included)
+  int blocked_requests = 0;  // requests the page's route aborted
+  int csp_violations = 0;    // loads/scripts the page's Content-Security-Policy refused
+};
+
+class FigureRenderer {
+ public:
+  FigureRenderer(boost::asio::io_context& io, FigureConfig config);
+  ~FigureRenderer();  // kills the renderer's process group; pending callbacks are dropped
+  FigureRenderer(const FigureRenderer&) = delete;
+  FigureRenderer& operator=(const FigureRenderer&) = delete;
+
+  // Starts the renderer now (it otherwise starts on the first render()). Safe to call any time.
+  void start();
+
+  // Draws the figure JSON at figure_path (absolute; written by sandboxed code, so untrusted) into
+  // out_path (absolute). `done` runs once, on the io_context. timeout_s counts from this call and
+  // covers queueing and a renderer start. Callable from any thread.
+  void render(std::string figure_path, std::string out_path, double timeout_s,
+              std::function<void(FigureResult)> done);
+
+  // Fails queued jobs with "shutdown" and stops the renderer (posted to the io_context).
+  void stop();
+
+  // node, the renderer script, playwright-core, Chromium and plotly.js are all present.
+  bool available() const;
+  std::string unavailable_reason() const;  // "" when available
+
+  // Diagnostics (read on the io_context thread): renderer processes started so far, and the pid
+  // and process group of the current one (0 when none).
+  std::uint64_t starts() const;
+  pid_t renderer_pid() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace plotq::sandbox

@@ -1,0 +1,370 @@
+// node --test tests/figure/renderer.test.mjs
+// The figure renderer module in-process (canvas rule, figure checks, request parsing) and against
+// real Chromium: page isolation proven from inside the page, network refusals seen by a local
+// listener (this process is NOT in a separate network namespace, so the page's own refusals are
+// what keeps the listener quiet), exact sizes, WebGL, timeouts, output writing, and the line
+// protocol of renderer.mjs as a subprocess.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import net from 'node:net';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+import { canvasFor } from '../../sandbox/figure/lib/canvas.mjs';
+import { readFigure, nestingDepth } from '../../sandbox/figure/lib/figure_file.mjs';
+import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
+import { FigureBrowser } from '../../sandbox/figure/lib/browser.mjs';
+import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const FIXTURES = path.join(HERE, 'fixtures');
+const RENDERER = path.join(HERE, '..', '..', 'sandbox', 'figure', 'renderer.mjs');
+const AS_ROOT = process.getuid() === 0;
+const BROWSER_OPTS = AS_ROOT ? { uid: 65533, gid: 65533 } : {};
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'plotq-figure-node-test-'));
+fs.chmodSync(tmp, 0o711);   // Chromium's own uid passes through to the renderer's private dir
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const file = (name, content) => {
+  const p = path.join(tmp, name);
+  fs.writeFileSync(p, content);
+  return p;
+};
+const code = (fn) => {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof FigureError, `not a FigureError: ${e}`);
+    return e.code;
+  }
+  return 'no error';
+};
+
+// Minimal PNG decoder (8-bit RGB/RGBA, not interlaced: what Chromium writes) for pixel checks.
+function decodePng(buf) {
+  assert.equal(buf.toString('latin1', 1, 4), 'PNG');
+  let off = 8, width, height, channels;
+  const idat = [];
+  while (off < buf.length) {
+    const len = buf.readUInt32BE(off), type = buf.toString('latin1', off + 4, off + 8);
+    const data = buf.subarray(off + 8, off + 8 + len);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0); height = data.readUInt32BE(4);
+      assert.equal(data[8], 8, 'bit depth 8');
+      channels = { 2: 3, 6: 4 }[data[9]];
+      assert.ok(channels, `colour type ${data[9]}`);
+      assert.equal(data[12], 0, 'not interlaced');
+    } else if (type === 'IDAT') idat.push(data);
+    off += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * channels, px = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (stride + 1)], row = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= channels ? px[y * stride + x - channels] : 0;
+      const b = y > 0 ? px[(y - 1) * stride + x] : 0;
+      const c = x >= channels && y > 0 ? px[(y - 1) * stride + x - channels] : 0;
+      let v = row[x];
+      if (f === 1) v += a;
+      else if (f === 2) v += b;
+      else if (f === 3) v += (a + b) >> 1;
+      else if (f === 4) { const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c); v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c; }
+      px[y * stride + x] = v & 0xff;
+    }
+  }
+  return { width, height, pixel: (x, y) => Array.from(px.subarray(y * stride + x * channels, y * stride + x * channels + 3)), count(pred) {
+    let n = 0;
+    for (let i = 0; i < px.length; i += channels) if (pred(px[i], px[i + 1], px[i + 2])) n++;
+    return n;
+  } };
+}
+const pngOf = (p) => decodePng(fs.readFileSync(p));
+
+// A local TCP listener that counts connections (must stay at zero).
+async function listener() {
+  const l = { connections: 0 };
+  l.server = net.createServer((s) => { l.connections++; s.destroy(); });
+  await new Promise((r) => l.server.listen(0, '127.0.0.1', r));
+  l.url = `http://127.0.0.1:${l.server.address().port}`;
+  return l;
+}
+
+describe('canvas rule', () => {
+  test('no size: 1600x900 CSS at scale 2 -> 3200x1800', () => {
+    const c = canvasFor({});
+    assert.deepEqual([c.cssWidth, c.cssHeight, c.scale, c.target.width, c.target.height], [1600, 900, 2, 3200, 1800]);
+  });
+  test('only width keeps it and derives the height at 16:9', () => {
+    const c = canvasFor({ width: 1200 });
+    assert.deepEqual([c.cssWidth, c.cssHeight, c.target.name], [1200, 675, 'landscape']);
+    assert.equal(c.scale, 3200 / 1200);
+  });
+  test('only height keeps it and derives the width at 16:9', () => {
+    const c = canvasFor({ height: 450 });
+    assert.deepEqual([c.cssWidth, c.cssHeight, c.scale], [800, 450, 4]);
+  });
+  test('both: landscape from w/h >= 4/3, else square; the width is kept', () => {
+    assert.deepEqual((({ cssWidth, cssHeight, target }) => [cssWidth, cssHeight, target.name])(canvasFor({ width: 1000, height: 700 })), [1000, 562.5, 'landscape']);
+    const sq = canvasFor({ width: 1000, height: 1000 });
+    assert.deepEqual([sq.cssWidth, sq.cssHeight, sq.scale, sq.target.name], [1000, 1000, 2.4, 'square']);
+    assert.equal(canvasFor({ width: 1200, height: 1000 }).target.name, 'square');
+    assert.equal(canvasFor({ width: 800, height: 1200 }).target.name, 'square');   // portrait -> square
+    assert.equal(canvasFor({ width: 1400, height: 1000 }).target.name, 'landscape');
+  });
+  test('sizes out of bounds, derived or given, are refused', () => {
+    assert.equal(code(() => canvasFor({ width: 100 })), 'figure_size_invalid');
+    assert.equal(code(() => canvasFor({ width: '1200' })), 'figure_size_invalid');
+    assert.equal(code(() => canvasFor({ width: Infinity })), 'figure_size_invalid');
+    assert.equal(code(() => canvasFor({ height: 4000 })), 'figure_size_invalid'); // width 7111 derived
+    assert.equal(code(() => canvasFor({ width: 200 })), 'figure_size_invalid');   // height 112.5 derived
+  });
+});
+
+describe('figure file checks', () => {
+  test('a valid plotly figure is read and parsed', () => {
+    const { figure } = readFigure(path.join(FIXTURES, 'scatter-light.json'));
+    assert.equal(figure.data.length, 3);
+  });
+  test('refusals carry their own code', () => {
+    const real = path.join(FIXTURES, 'scatter-light.json');
+    fs.symlinkSync(real, path.join(tmp, 'link.json'));
+    fs.mkdirSync(path.join(tmp, 'dir.json'));
+    const cases = {
+      [file('empty.json', '')]: 'figure_empty',
+      [file('bad.json', '{"data": [')]: 'figure_invalid',
+      [file('latin1.json', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))]: 'figure_invalid',
+      [file('array.json', '[]')]: 'figure_invalid',
+      [file('nodata.json', '{"layout": {}}')]: 'figure_invalid',
+      [file('extra.json', '{"data": [], "onload": "x"}')]: 'figure_invalid',
+      [file('trace.json', '{"data": [1]}')]: 'figure_invalid',
+      [file('proto.json', '{"data": [], "layout": {"__proto__": {"x": 1}}}')]: 'figure_invalid',
+      [path.join(tmp, 'link.json')]: 'figure_not_regular',
+      [path.join(tmp, 'dir.json')]: 'figure_not_regular',
+      [path.join(tmp, 'missing.json')]: 'figure_missing',
+    };
+    for (const [p, want] of Object.entries(cases)) assert.equal(code(() => readFigure(p)), want, path.basename(p));
+  });
+  test('a FIFO is refused without blocking', () => {
+    const fifo = path.join(tmp, 'fifo.json');
+    const r = spawn('mkfifo', [fifo]);
+    return new Promise((resolve) => r.on('exit', () => {
+      assert.equal(code(() => readFigure(fifo)), 'figure_not_regular');
+      resolve();
+    }));
+  });
+  test('a 17 MiB file is refused from its size; a deep JSON bomb before it is parsed', () => {
+    const huge = path.join(tmp, 'huge.json');
+    fs.closeSync(fs.openSync(huge, 'w'));
+    fs.truncateSync(huge, 17 * 1024 * 1024);
+    assert.equal(code(() => readFigure(huge)), 'figure_too_large');
+    const bomb = file('bomb.json', `${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`);
+    assert.equal(code(() => readFigure(bomb)), 'figure_too_deep');
+    const wide = file('wide.json', `{"data": [${'{},'.repeat(50)}{}], "layout": {"a": [${'0,'.repeat(300)}0]}}`);
+    assert.equal(code(() => readFigure(wide, { maxBytes: 1 << 20, maxDepth: 64, maxValues: 100 })), 'figure_too_deep');
+  });
+  test('brackets inside strings do not count as nesting', () => {
+    assert.equal(nestingDepth('{"a": "[[[[{{{{\\"[[[", "b": [[1]]}', 64), 3);
+  });
+});
+
+describe('request lines', () => {
+  test('a job with absolute paths parses; anything else is request_invalid', () => {
+    assert.deepEqual(parseRequest('{"id": 7, "figure": "/a/plot-light.json", "out": "/a/plot-light.png", "timeout_ms": 5000}'),
+      { id: 7, job: { figure: '/a/plot-light.json', out: '/a/plot-light.png', timeoutMs: 5000 } });
+    for (const bad of ['nope', '[]', '{"figure": "/a", "out": "/b"}', '{"id": 1, "figure": "a.json", "out": "/b"}',
+      '{"id": 1, "figure": "/a", "out": "/b", "extra": 1}', '{"id": 1, "figure": "/a", "out": "/b", "timeout_ms": -1}']) {
+      assert.equal(code(() => parseRequest(bad)), 'request_invalid', bad);
+    }
+  });
+});
+
+describe('drawing in Chromium', () => {
+  let fb, lis;
+  before(async () => {
+    lis = await listener();
+    fb = new FigureBrowser(BROWSER_OPTS);
+    await fb.start();
+  });
+  after(async () => {
+    await fb.close();
+    lis.server.close();
+  });
+  const draw = (figure, out, hooks, timeoutMs = 30000) => fb.render({ figure, out, timeoutMs }, hooks);
+
+  test('light and dark scatter: 3200x1800, light and dark paper', async () => {
+    for (const [theme, dark] of [['light', false], ['dark', true]]) {
+      const out = path.join(tmp, `scatter-${theme}.png`);
+      const r = await draw(path.join(FIXTURES, `scatter-${theme}.json`), out);
+      assert.deepEqual([r.width, r.height], [3200, 1800]);
+      const png = pngOf(out);
+      assert.deepEqual([png.width, png.height], [3200, 1800]);
+      const [red, green, blue] = png.pixel(8, 8);
+      const luminance = (red + green + blue) / 3;
+      assert.ok(dark ? luminance < 80 : luminance > 200, `${theme} corner luminance ${luminance}`);
+    }
+  });
+
+  test('odd sizes still come out exact: width only, square, 1001 wide, 1000x700', async () => {
+    file('w1001.json', JSON.stringify({ data: [{ type: 'bar', x: ['a', 'b'], y: [1, 2] }], layout: { width: 1001 } }));
+    file('w1000h700.json', JSON.stringify({ data: [{ type: 'bar', x: ['a', 'b'], y: [1, 2] }], layout: { width: 1000, height: 700 } }));
+    for (const [fig, w, h] of [[path.join(FIXTURES, 'width1200.json'), 3200, 1800], [path.join(FIXTURES, 'square.json'), 2400, 2400],
+      [path.join(tmp, 'w1001.json'), 3200, 1800], [path.join(tmp, 'w1000h700.json'), 3200, 1800]]) {
+      const out = `${fig}.png`;
+      await draw(fig, out);
+      const png = pngOf(out);
+      assert.deepEqual([png.width, png.height], [w, h], path.basename(fig));
+    }
+  });
+
+  test('markup in text fields and annotations never runs; injected markup is stopped by the CSP', async () => {
+    const js = `document.title='pwned';window.__pwned=1;fetch('${lis.url}/script')`;
+    const fig = file('hostile.json', JSON.stringify({
+      data: [{ type: 'scatter', x: [1, 2], y: [1, 2], mode: 'markers+text', name: `<script>${js}</script>`,
+        text: [`<img src=x onerror="${js}">`, `<svg onload="${js}">`], hovertext: `<script>${js}</script>` }],
+      layout: {
+        title: { text: `<script>${js}</script>Title` },
+        annotations: [{ x: 1, y: 1, text: `<script>${js}</script><a href="javascript:${js}">link</a><iframe src="${lis.url}/frame"></iframe>` }],
+        xaxis: { title: { text: `<img src="${lis.url}/axis" onerror="${js}">` } },
+      },
+    }));
+    let seen;
+    const r = await draw(fig, path.join(tmp, 'hostile.png'), {
+      inspect: async (page) => {
+        seen = await page.evaluate(() => ({
+          title: document.title,
+          pwned: window.__pwned,
+          scripts: document.scripts.length,
+          handlers: document.querySelectorAll('[onerror],[onload],[onclick],iframe').length,
+          jsLinks: [...document.querySelectorAll('a')].filter((a) => /javascript:/i.test(a.getAttribute('href') || '')).length,
+        }));
+        // Markup that got past plotly's text rules would still be stopped by the page's policy:
+        seen.injected = await page.evaluate(() => new Promise((resolve) => {
+          document.body.insertAdjacentHTML('beforeend', '<img src="data:," onerror="window.__pwned=2"><img src=x onerror="window.__pwned=3">');
+          const s = document.createElement('script');
+          s.textContent = 'window.__pwned = 4';
+          document.body.appendChild(s);
+          const policy = document.querySelector('meta[http-equiv="Content-Security-Policy"]').content;
+          setTimeout(() => resolve({ pwned: window.__pwned, policy, csp: window.__plotqCsp.slice() }), 200);
+        }));
+        seen.fetched = await page.evaluate((u) => fetch(`${u}/fetch`).then(() => 'fetched', () => 'refused'), lis.url);
+      },
+    });
+    assert.deepEqual([r.width, r.height], [3200, 1800]);
+    assert.equal(seen.title, 'plotq figure');
+    assert.equal(seen.pwned, undefined);
+    assert.equal(seen.scripts, 2, 'only the page\'s two nonce scripts');
+    assert.equal(seen.handlers, 0);
+    assert.equal(seen.jsLinks, 0);
+    assert.equal(seen.injected.pwned, undefined);
+    const directives = Object.fromEntries(seen.injected.policy.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+    assert.match(directives['script-src'].join(' '), /^'nonce-[A-Za-z0-9+/=]{24}'$/);   // the nonce, nothing else
+    assert.deepEqual(directives['default-src'], ["'none'"]);
+    assert.deepEqual(directives['connect-src'], ["'none'"]);
+    assert.ok(!seen.injected.policy.includes('unsafe-eval'));
+    for (const d of ['script-src-attr', 'script-src-elem', 'img-src']) assert.ok(seen.injected.csp.includes(d), `${d} violation recorded`);
+    assert.equal(seen.fetched, 'refused');
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(lis.connections, 0);
+  });
+
+  test('layout.images with an external URL or a file: URL is not fetched', async () => {
+    const fig = file('images.json', JSON.stringify({
+      data: [{ type: 'scatter', x: [1, 2], y: [1, 2] }],
+      layout: { images: [
+        { source: `${lis.url}/image.png`, xref: 'paper', yref: 'paper', x: 0, y: 1, sizex: 0.5, sizey: 0.5 },
+        { source: 'file:///etc/hostname', xref: 'paper', yref: 'paper', x: 0.5, y: 1, sizex: 0.5, sizey: 0.5 },
+      ] },
+    }));
+    const r = await draw(fig, path.join(tmp, 'images.png'));
+    assert.ok(r.csp_violations >= 2, `csp violations ${r.csp_violations}`);
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(lis.connections, 0);
+  });
+
+  test('WebGL traces draw through SwiftShader (no GPU)', async () => {
+    const out = path.join(tmp, 'gl.png');
+    await draw(path.join(FIXTURES, 'scattergl.json'), out);
+    const red = pngOf(out).count((r, g, b) => r > 220 && g < 40 && b < 40);
+    assert.ok(red > 5000, `red marker pixels: ${red}`);
+  });
+
+  test('a job over its timeout answers timeout, writes nothing, and the next job draws', async () => {
+    const out = path.join(tmp, 'late.png');
+    await assert.rejects(draw(path.join(FIXTURES, 'subplot-light.json'), out, {}, 5), (e) => e.code === 'timeout');
+    await new Promise((res) => setTimeout(res, 300));
+    assert.equal(fs.existsSync(out), false);
+    const r = await draw(path.join(FIXTURES, 'subplot-light.json'), path.join(tmp, 'after-timeout.png'));
+    assert.equal(r.width, 3200);
+  });
+
+  test('the PNG replaces a planted symlink instead of writing through it; a missing dir is output_failed', async () => {
+    const victim = file('victim.txt', 'keep me');
+    const out = path.join(tmp, 'planted.png');
+    fs.symlinkSync(victim, out);
+    await draw(path.join(FIXTURES, 'subplot-dark.json'), out);
+    assert.equal(fs.readFileSync(victim, 'utf8'), 'keep me');
+    assert.ok(fs.lstatSync(out).isFile());
+    await assert.rejects(draw(path.join(FIXTURES, 'subplot-dark.json'), path.join(tmp, 'no-such-dir', 'x.png')),
+      (e) => e.code === 'output_failed');
+  });
+});
+
+test('without WebGL a WebGL trace answers no_webgl instead of drawing plotly\'s notice', async () => {
+  const fb = new FigureBrowser({ ...BROWSER_OPTS, webgl: false, spare: false });
+  await fb.start();
+  try {
+    const out = path.join(tmp, 'nogl.png');
+    await assert.rejects(fb.render({ figure: path.join(FIXTURES, 'scattergl.json'), out, timeoutMs: 30000 }), (e) => e.code === 'no_webgl');
+    assert.equal(fs.existsSync(out), false);
+  } finally {
+    await fb.close();
+  }
+});
+
+test('renderer.mjs speaks the line protocol and cleans up its private dir on EOF', async (t) => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pqf-'));   // short: Chromium's socket path limit
+  fs.chmodSync(home, 0o711);
+  t.after(() => fs.rmSync(home, { recursive: true, force: true }));
+  const args = [RENDERER, ...(AS_ROOT ? ['--uid=65533', '--gid=65533'] : [])];
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, TMPDIR: home }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const lines = [];
+  let waiting = null;
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buf.slice(0, nl)));
+      buf = buf.slice(nl + 1);
+      if (waiting) waiting();
+    }
+  });
+  const next = async () => {
+    while (!lines.length) await new Promise((r) => { waiting = r; });
+    return lines.shift();
+  };
+  const ready = await next();
+  assert.equal(ready.ready, true, `${JSON.stringify(ready)}\n${stderr.slice(-2000)}`);
+  assert.equal(ready.plotly, '2.6.3');
+  child.stdin.write('this is not json\n');
+  const bad = await next();
+  assert.deepEqual([bad.id, bad.ok, bad.code], [null, false, 'request_invalid']);
+  const out = path.join(tmp, 'proto.png');
+  child.stdin.write(`${JSON.stringify({ id: 'j1', figure: path.join(FIXTURES, 'scatter-dark.json'), out, timeout_ms: 30000 })}\n`);
+  const ans = await next();
+  assert.equal(ans.id, 'j1');
+  assert.equal(ans.ok, true);
+  assert.deepEqual([ans.width, ans.height], [3200, 1800]);
+  assert.deepEqual([pngOf(out).width, pngOf(out).height], [3200, 1800]);
+  child.stdin.end();
+  const exitCode = await new Promise((r) => child.on('exit', r));
+  assert.equal(exitCode, 0);
+  assert.deepEqual(fs.readdirSync(home), [], 'private dir removed');
+});
