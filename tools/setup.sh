@@ -33,6 +33,10 @@ if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
   if [ -f "$root/tests/browser/package.json" ] && [ ! -d "$root/tests/browser/node_modules/playwright-core" ]; then
     (cd "$root/tests/browser" && npm install --no-audit --no-fund --loglevel=error)
   fi
+  # Figure renderer (sandbox/figure): playwright-core from its lock file, no browser download.
+  if [ -f "$root/sandbox/figure/package-lock.json" ] && [ ! -d "$root/sandbox/figure/node_modules/playwright-core" ]; then
+    (cd "$root/sandbox/figure" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+  fi
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
