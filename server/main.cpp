@@ -98,6 +98,9 @@ int run(int argc, char** argv) {
 
   int exit_code = 0;
   {
+    // Installed before listening: a signal that comes right after the "listening" line is queued
+    // for the handler below instead of killing the process with the default action.
+    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
     Server server(ioc, cfg.http, router);
     std::string bound;
     try {
@@ -110,7 +113,6 @@ int run(int argc, char** argv) {
     log_event("listening", {{"address", bound}, {"development", callers.development()},
                             {"tokens", callers.token_count()}});
 
-    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
     std::function<void(const boost::system::error_code&, int)> on_signal;
     on_signal = [&](const boost::system::error_code& ec, int sig) {
       if (ec) return;

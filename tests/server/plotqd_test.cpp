@@ -4,6 +4,7 @@
 #include <SQLiteCpp/Database.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "server/plotqd_config.hpp"
 #include "store/migrate.hpp"
@@ -264,4 +265,25 @@ TEST_CASE("plotqd: /healthz answers 503 when the store becomes unusable", "[plot
   r = http_request(d.port(), "GET", "/healthz");
   CHECK(r.status == 503);
   CHECK(r.json()["store"]["ok"] == false);
+}
+
+TEST_CASE("plotqd: a store that cannot be opened is refused with exit 3", "[plotqd]") {
+  TempDir dir;
+  {
+    std::ofstream junk(dir.file("junk.db"));
+    junk << std::string(8192, 'J');  // not a SQLite file
+  }
+  std::vector<std::string> err;
+  CHECK(run_to_exit({{"PLOTQ_DB", dir.file("junk.db")}}, {}, nullptr, &err) == 3);
+  CHECK(contains(err, "plotqd: store:"));
+  std::filesystem::create_directory(dir.file("adir"));
+  CHECK(run_to_exit({{"PLOTQ_DB", dir.file("adir")}}, {}, nullptr, &err) == 3);
+  CHECK(contains(err, "\"event\":\"store_failed\""));
+}
+
+TEST_CASE("plotqd: --version", "[plotqd]") {
+  std::vector<std::string> out;
+  CHECK(run_to_exit({}, {"--version"}, &out, nullptr) == 0);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == std::string("plotqd ") + PLOTQ_VERSION);
 }
