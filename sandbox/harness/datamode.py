@@ -20,7 +20,6 @@ import resource
 import stat
 import sys
 
-import exits
 import records
 from errors import make_classifier
 from exits import DATA_EXIT, DATA_REASONS
@@ -132,7 +131,10 @@ def make_data_run(out_fd, result_fd, convert, classify, writer):
                 " at line " + _str(error["line"]) if error["line"] is not None else "") + ")"
         if refusal_record is not None:
             line = line + " (refused: " + refusal_record["rule"] + ")"
-        write_all(2, _encode_text(line + "\n", "ascii", "replace"))
+        try:
+            write_all(2, _encode_text(line + "\n", "ascii", "replace"))
+        except _base_exception:
+            pass    # stderr is advisory; the snippet may have closed it
         return exit_code
 
     def end_line():
@@ -140,10 +142,13 @@ def make_data_run(out_fd, result_fd, convert, classify, writer):
             _flush_stdout()
         except _base_exception:
             pass
-        usage = _getrusage(_rusage_self)
-        write_all(1, encode_line("HARNESS ", {
-            "event": "end", "max_rss_mb": _round(usage[2] / 1024, 1),
-            "cpu_s": _round(usage[0] + usage[1], 3)}))
+        try:
+            usage = _getrusage(_rusage_self)
+            write_all(1, encode_line("HARNESS ", {
+                "event": "end", "max_rss_mb": _round(usage[2] / 1024, 1),
+                "cpu_s": _round(usage[0] + usage[1], 3)}))
+        except _base_exception:
+            pass    # advisory; the snippet may have closed fd 1
 
     def body(code, refusal, traceback_line, suspend_gc):
         namespace = {"__name__": "__main__", "__builtins__": _builtins}
@@ -199,10 +204,7 @@ def make_data_run(out_fd, result_fd, convert, classify, writer):
             exit_code = body(code, refusal, traceback_line, suspend_gc)
         except _base_exception:
             exit_code = INTERNAL
-            try:
-                end_line()
-            except _base_exception:
-                pass
+            end_line()
         # The run is over: the caller exits with exit_code through the real os._exit (it must
         # have bound it before calling main; result.json's exit_code lets the host cross-check).
         release_exit()
@@ -262,6 +264,3 @@ def run_data(snippet_path, validate=True, preload=None):
     run, _, _ = make_data_run(out_fd, result_fd, convert, make_classifier(), writer)
     # Armed from here: the next line only calls the closure with the handle.
     return run(code, arm(DATA_POLICY, filename))
-
-
-__all__ = ["run_data", "read_snippet", "make_data_run", "OUT_FILE", "exits"]

@@ -24,7 +24,6 @@ Invariants the code below keeps (tests/harness checks them):
   which the hook refuses like any other event.
 """
 
-import builtins
 import gc
 import sys
 import types
@@ -381,8 +380,3 @@ def _install_quiet_patches():
     warnings = sys.modules.get("warnings")
     if warnings is not None:
         warnings.showwarning = _no_warning_display
-
-
-# The guard's own builtins are never looked up at run time; keep a reference so a test can check
-# that the module did not shadow them by accident.
-_BUILTINS = builtins

@@ -145,7 +145,7 @@ def run_forked(jobs):
 
 def run_plain(source, files=None, timeout=60):
     """Runs the same code with plain Python (no harness, no guard): the control that proves an
-    attack really works when nothing stops it. Returns (exit code, work dir)."""
+    attack really works when nothing stops it. Returns (exit code, stdout, work dir)."""
     work = tempfile.mkdtemp(prefix="plotq-control-")
     with open(os.path.join(work, "attack.py"), "w") as f:
         f.write(source)
@@ -154,7 +154,7 @@ def run_plain(source, files=None, timeout=60):
             f.write(content)
     proc = subprocess.run([PYTHON, "-I", "attack.py"], cwd=work, env=base_env(work),
                           capture_output=True, timeout=timeout)
-    return proc.returncode, work
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), work
 
 
 def run_many(jobs):

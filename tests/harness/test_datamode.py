@@ -82,9 +82,41 @@ if __name__ == "__main__":
     df = build()
 """
 
+TIME_ZONES = """\
+import pandas as pd
+a = pd.date_range("2024-03-01", periods=4, freq="D", tz="Pacific/Chatham")
+b = pd.date_range("2024-03-01", periods=4, freq="D", tz="dateutil/Asia/Kathmandu")
+c = pd.Series(pd.date_range("2024-03-30", periods=4, freq="12H", tz="UTC")).dt.tz_convert("Europe/Zurich")
+df = pd.DataFrame({"chatham": a.astype(str), "kathmandu": b.astype(str), "zurich": c.astype(str)})
+"""
+STDLIB_MIX = """\
+import math
+import random
+import re
+import statistics
+from collections import namedtuple
+from datetime import datetime, timedelta
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+Point = namedtuple("Point", "t value")
+random.seed(5)
+start = datetime.strptime("2024-01-01", "%Y-%m-%d")
+points = [Point(start + timedelta(hours=i), math.sin(i / 5) + random.gauss(0, 0.1)) for i in range(48)]
+frame = pd.DataFrame(points)
+params, _ = optimize.curve_fit(lambda x, a, b: a * x + b, np.arange(48.0), frame["value"].to_numpy())
+frame["trend"] = params[0] * np.arange(48.0) + params[1]
+frame["z"] = stats.zscore(frame["value"])
+frame["label"] = [re.sub(r"\\d", "#", f"p{i}") for i in range(48)]
+rows = list(frame.itertuples(index=False))
+df = frame.assign(median=statistics.median(frame["value"]), n=len(rows))
+"""
+
 CASES = {
     "lorenz": LORENZ, "logistic": LOGISTIC, "random_walk": RANDOM_WALK, "date_range": DATE_RANGE,
-    "r_translated": R_TRANSLATED, "main_guard": MAIN_GUARD,
+    "r_translated": R_TRANSLATED, "main_guard": MAIN_GUARD, "time_zones": TIME_ZONES,
+    "stdlib_mix": STDLIB_MIX,
     "snippet_error": "import numpy as np\nimport pandas as pd\nvalue = 1 / 0\ndf = pd.DataFrame()\n",
     "error_message_hidden": ("import pandas as pd\nprint('PRINTED-5521')\n"
                              "raise ValueError('SECRET-MESSAGE-9912')\ndf = pd.DataFrame()\n"),
@@ -126,6 +158,8 @@ class DataMode(unittest.TestCase):
         warm["missing"] = (None, {})
         warm["usage_no_args"] = ("df = 1\n", {"argv": []})
         warm["usage_plot"] = ("df = 1\n", {"argv": ["--plot", "snippet.py"]})
+        warm["closed_streams"] = ("import sys\nimport pandas as pd\ndf = pd.DataFrame({'a': [1]})\n"
+                                  "sys.stdout.close()\nsys.stderr.close()\n", {"validate": False})
         cls.runs = run_forked(warm)
         cold = {name: (lambda source=source: run_harness(source))
                 for name, source in CASES.items() if name in COLD}
@@ -213,6 +247,24 @@ class DataMode(unittest.TestCase):
     def test_main_guard_is_run(self):
         self.assertOk("main_guard", 5, ["n", "sq"])
 
+    def test_time_zones_preloaded(self):
+        table = self.assertOk("time_zones", 4, ["chatham", "kathmandu", "zurich"])
+        self.assertEqual(table[1][:2], ["2024-03-01 00:00:00+13:45", "2024-03-01 00:00:00+05:45"])
+        self.assertEqual([row[2][-6:] for row in table[1:]], ["+01:00", "+01:00", "+01:00", "+02:00"])
+
+    def test_stdlib_and_scipy_paths_pass_the_guard(self):
+        table = self.assertOk("stdlib_mix", 48, ["t", "value", "trend", "z", "label", "median", "n"])
+        self.assertEqual(table[1][0], "2024-01-01 00:00:00")
+        self.assertEqual(table[1][4], "p#")
+        self.assertEqual(table[1][6], "48")
+
+    def test_record_consistent_when_std_streams_closed(self):
+        """A snippet that closed stdout and stderr (guard level) still gets a record that
+        matches the exit status; the advisory lines are simply lost."""
+        run = self.runs["closed_streams"]
+        self.assertEqual((run.exit_code, run.result["exit_code"]), (0, 0))
+        self.assertEqual(run.out_csv, b"a\n1\n")
+
     # failures: each its own code, a fixed record, nothing of the message
     def test_snippet_error_class_and_line(self):
         run = self.assertRun("snippet_error", DATA_EXIT.SNIPPET_ERROR, "snippet_error")
@@ -292,7 +344,7 @@ class DataMode(unittest.TestCase):
 
     def test_stdout_protocol(self):
         for name, run in list(self.runs.items()) + [("cold " + n, r) for n, r in self.cold.items()]:
-            if "usage" in name:
+            if "usage" in name or name == "closed_streams":
                 continue
             with self.subTest(name=name):
                 lines = run.stdout.splitlines()

@@ -12,14 +12,13 @@ Validator layer: every attack is also refused by validate_data_code on its own.
 import marshal
 import os
 import socket
-import subprocess
 import sys
 import textwrap
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness_util import (HARNESS_DIR, PYTHON, base_env, cleanup, run_forked,  # noqa: E402
-                          run_harness, run_many)
+from harness_util import (HARNESS_DIR, cleanup, run_forked, run_harness,  # noqa: E402
+                          run_many, run_plain)
 
 sys.path.insert(0, HARNESS_DIR)
 from exits import DATA_EXIT  # noqa: E402
@@ -307,7 +306,7 @@ class Escapes(unittest.TestCase):
                                                       files=ATTACKS[name]["files"]))
                 for name in COLD}
         control_port = str(cls.control_listener.getsockname()[1])
-        controls = {name: (lambda a=a: cls._plain(
+        controls = {name: (lambda a=a: run_plain(
                         (a["control_source"] or a["source"]).replace("PORT", control_port), a["files"]))
                     for name, a in ATTACKS.items() if a["control"] is not None}
         both = run_many({**{"cold " + k: v for k, v in cold.items()},
@@ -321,19 +320,6 @@ class Escapes(unittest.TestCase):
         cls.control_listener.close()
         cleanup([r.work for r in list(cls.runs.values()) + list(cls.cold.values())]
                 + [c[2] for c in cls.controls.values()])
-
-    @staticmethod
-    def _plain(source, files):
-        import tempfile
-        work = tempfile.mkdtemp(prefix="plotq-control-")
-        with open(os.path.join(work, "attack.py"), "w") as f:
-            f.write(source)
-        for name, content in files.items():
-            with open(os.path.join(work, name), "w") as f:
-                f.write(content)
-        proc = subprocess.run([PYTHON, "-I", "attack.py"], cwd=work, env=base_env(work),
-                              capture_output=True, timeout=60)
-        return proc.returncode, proc.stdout.decode("utf-8", "replace"), work
 
     def check_guarded(self, name, run):
         a = ATTACKS[name]
