@@ -75,7 +75,7 @@ TEST_CASE("cli: quotas and ledger on a missing database print headers only and c
   CHECK_FALSE(std::filesystem::exists(db));
 }
 
-TEST_CASE("cli: migrate applies, reports the version, and is idempotent; then quotas works") {
+TEST_CASE("cli: migrate applies, reports the version, is idempotent, and quotas then works") {
   TempDir t;
   std::string db = t.file("var/plotq.db");
   std::string v = std::to_string(known_schema_version());

@@ -30,7 +30,7 @@ std::string code_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("users: ensure is idempotent and keeps the first time; labels round trip") {
+TEST_CASE("users: ensure is idempotent and keeps the first time, labels round trip") {
   TempDir t;
   auto db = migrated(t.file("p.db"));
   users::ensure(*db, "alice", kNow);
@@ -153,7 +153,7 @@ TEST_CASE("turns: turns left by a previous process end as abandoned") {
   CHECK(turns::get(*db, "d")->outcome == "ok");
 }
 
-TEST_CASE("ledger: every field round trips; queries filter and order newest first") {
+TEST_CASE("ledger: every field round trips, queries filter and order newest first") {
   TempDir t;
   auto db = migrated(t.file("p.db"));
   sessions::create(*db, "s", "alice", kNow);
@@ -238,7 +238,7 @@ TEST_CASE("ledger: every field round trips; queries filter and order newest firs
   CHECK(ledger::query(*db, q).size() == 1);
 }
 
-TEST_CASE("datasets: versions count 1, 2, 3 per session; get, latest, list, confirm") {
+TEST_CASE("datasets: versions count 1, 2, 3 per session, with get, latest, list, confirm") {
   TempDir t;
   auto db = migrated(t.file("p.db"));
   sessions::create(*db, "s", "alice", kNow);
@@ -335,7 +335,7 @@ TEST_CASE("quotas: book up to the cap, refuse without incrementing, minute and d
   CHECK_FALSE(users::get(*db, "bob"));  // a refused booking writes nothing at all
 }
 
-TEST_CASE("quotas: unbook gives one back; never below zero") {
+TEST_CASE("quotas: unbook gives one back, never below zero") {
   TempDir t;
   auto db = migrated(t.file("p.db"));
   quotas::book(*db, "alice", Counter::messages, kNow, 10, 10);
