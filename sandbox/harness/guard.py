@@ -116,6 +116,13 @@ _POSIX_PROCESS = ("setsid", "setpgid", "setpgrp", "tcsetpgrp", "register_at_fork
 _POSIX_FILESYSTEM = ("mkfifo", "mknod", "chroot")
 _SIGNAL = ("signal", "set_wakeup_fd", "setitimer", "alarm", "pthread_kill", "pthread_sigmask",
            "raise_signal", "siginterrupt", "sigwait", "sigwaitinfo", "sigtimedwait")
+# ctypes builds pointers and dereferences addresses without an audit event (ctypes.pointer(x)[i],
+# c_char_p(address).value): the public entry points are stubbed; the classes stay reachable
+# through object.__subclasses__(), a gap the validator (no ctypes, no dunders) and the kernel close.
+_CTYPES = ("pointer", "POINTER", "cast", "c_char_p", "c_wchar_p", "c_void_p", "memmove",
+           "memset", "string_at", "wstring_at", "byref", "CDLL", "PyDLL", "cdll", "pydll",
+           "pythonapi", "CFUNCTYPE", "PYFUNCTYPE", "py_object", "LibraryLoader", "_Pointer",
+           "dlopen")
 DATA_UNAUDITED = (
     (("posix", "_exit", "exit"),)
     + tuple(("posix", name, "fd") for name in _POSIX_FD)
@@ -130,6 +137,8 @@ DATA_UNAUDITED = (
     + tuple(("_signal", name, "signal") for name in _SIGNAL)
     + tuple(("signal", name, "signal") for name in _SIGNAL)
     + (("gc", "set_debug", "gc"), ("gc", "freeze", "gc"))
+    + tuple(("ctypes", name, "ctypes") for name in _CTYPES)
+    + tuple(("_ctypes", name, "ctypes") for name in _CTYPES)
     + tuple(("faulthandler", name, "fd") for name in
             ("enable", "dump_traceback", "dump_traceback_later", "register"))
 )

@@ -90,6 +90,12 @@ ATTACKS = {
         libc = ctypes.CDLL(None)  # ATTEMPT
         libc.system(b"touch marker")
         ''', rule="ctypes", validator={"banned-import"}),
+    "ctypes_pointer": attack('''\
+        import ctypes
+        blob = b"LEAK-" + b"6642-RAW-MEMORY"
+        raw = ctypes.c_char_p(id(blob) + 32).value  # ATTEMPT
+        print(raw)
+        ''', rule="ctypes", marker=False, leak="LEAK-6642", control="leak", validator={"banned-import"}),
     "subprocess": attack('''\
         import subprocess
         subprocess.run(["/usr/bin/touch", "marker"])  # ATTEMPT
