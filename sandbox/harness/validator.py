@@ -100,8 +100,12 @@ BANNED_ATTRIBUTES = frozenset({
     "symlink", "write", "writelines", "globals", "locals", "vars", "setrecursionlimit",
     "getframe", "currentframe", "settrace", "setprofile", "get_objects", "get_referrers",
     "get_referents", "addaudithook", "audit",
+    # dynamic setattr/getattr with names from data: pandas accessors set a class attribute of any
+    # name (a computed "__array_interface__" reads raw memory), SimpleNamespace takes attribute
+    # names from a dict, update_wrapper/wraps copy attributes named in a list
+    "extensions", "SimpleNamespace", "update_wrapper", "wraps",
 })
-BANNED_ATTRIBUTE_PREFIXES = ("exec", "spawn", "posix_spawn")
+BANNED_ATTRIBUTE_PREFIXES = ("exec", "spawn", "posix_spawn", "register")
 # Modules reachable as attributes of admitted ones (np.lib.npyio.os, statistics.sys, ...): the
 # reachability walk (tests/harness/test_validator.py) keeps this list complete.
 MODULE_ESCAPES = frozenset({
@@ -168,7 +172,7 @@ FINDING_CODES = {
                'os.environ.get("ANYPLOT_THEME", default)'),
     "banned-name": "`{name}` is not allowed in data code",
     "banned-call": ("getattr needs a literal name of an allowed attribute and two or three "
-                    "arguments; type() takes exactly one argument"),
+                    "arguments; type() takes exactly one argument; refcheck= is not allowed"),
     "banned-attribute": "`{name}` is not allowed in data code",
     "module-escape": "this attribute leads out of the admitted modules",
     "private-attribute": "private attributes (a name starting with an underscore) are not allowed",
@@ -546,6 +550,9 @@ class _DataChecker(ast.NodeVisitor):
             for kw in node.keywords:
                 self.visit(kw)
             return
+        if any(k.arg == "refcheck" for k in node.keywords):
+            # ndarray.resize(..., refcheck=False) frees memory that views still point at
+            self.add(_finding("banned-call", node.lineno))
         if isinstance(func, ast.Name) and func.id == "type":
             if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
                 self.add(_finding("banned-call", node.lineno))

@@ -51,6 +51,7 @@ CASES = {
                      wrap("x = input()\n"), wrap("x = vars(np)\n"), wrap("exit(0)\n")],
                     [wrap("x = sum([1, 2])\n"), wrap("x = max(1, 2)\n")]),
     "banned-call": ([wrap("x = getattr(np, name)\n"), wrap("x = getattr(np, 'lib')\n"),
+                     wrap("a = np.zeros(4)\na.resize(100, refcheck=False)\n"),
                      wrap("T = type('T', (), {})\n"), wrap("x = getattr(np, '_x')\n")],
                     [wrap("x = getattr(np, 'sin')\n"), wrap("t = type(1)\n")]),
     "banned-attribute": ([wrap("x = '{}'.format(1)\n"), wrap("q = df0.query('a > 1')\n"),
@@ -103,6 +104,11 @@ CASES = {
                       wrap("v = {" + ", ".join("'k%d': 1" % i for i in range(20)) + "}\n"),
                       wrap("v = [0] * n_rows\n"), wrap("v = np.zeros(1000)\n"),
                       wrap("m = np.ones((3, 3))\nx = m[0, 1]\n")]),
+    "module-escape-dynamic": ([wrap("key = '_' * 2 + 'array_interface' + '_' * 2\n"
+                                    "pd.api.extensions.register_series_accessor(key)(lambda s: {})\n"),
+                               wrap("ns = np.rec.sb.fromnumeric.types.SimpleNamespace()\n"),
+                               wrap("import functools\nf = functools.update_wrapper(g, h, assigned=[k])\n")],
+                              [wrap("import functools\nf = functools.partial(max, 1)\n")]),
     "module-assign": ([wrap("np.random.seed = None\n"), wrap("pd.DataFrame.to_x = 1\n"),
                        wrap("import math\nmath.pi += 1\n"), wrap("del np.pi\n")],
                       [wrap("d0 = pd.DataFrame({'a': [1]})\nd0.columns = ['b']\nd0['c'] = 2\n")]),
@@ -112,11 +118,13 @@ CASES = {
 class FindingCodes(unittest.TestCase):
     def test_every_code_has_cases(self):
         documented = set(V.FINDING_CODES)
-        covered = set(CASES) | {"encoding", "df-missing"}
+        covered = {c for c in CASES if c in V.FINDING_CODES} | {"encoding", "df-missing"}
         self.assertEqual(documented, covered)
 
     def test_each_code_triggers_and_benign_passes(self):
         for code, (bad, good) in CASES.items():
+            if code not in V.FINDING_CODES:
+                continue
             for source in bad:
                 with self.subTest(code=code, source=source[-80:]):
                     self.assertIn(code, codes(source))
@@ -140,6 +148,16 @@ class FindingCodes(unittest.TestCase):
                    "for df in [pd.DataFrame()]:\n    pass\n"):
             with self.subTest(ok=ok):
                 self.assertNotIn("df-missing", codes(HEAD + ok))
+
+    def test_dynamic_attribute_primitives_refused(self):
+        """Raw memory without a dunder literal: a computed "__array_interface__" set through an
+        admitted API (pandas accessor registration, SimpleNamespace, update_wrapper)."""
+        bad, good = CASES["module-escape-dynamic"]
+        for source in bad:
+            with self.subTest(source=source[-90:]):
+                self.assertTrue({"banned-attribute", "module-escape"} & set(codes(source)))
+        for source in good:
+            self.assertEqual(V.validate_data_code(source), [])
 
     def test_size_limit_is_the_data_route_cap(self):
         exactly = "df = 1\n" + "#" * (V.MAX_DATA_CODE_CHARS - 7)
@@ -257,6 +275,7 @@ class Reachability(unittest.TestCase):
 def _dangerous():
     import builtins
     import ctypes
+    import functools
     import gc
     import importlib
     import inspect
@@ -278,7 +297,13 @@ def _dangerous():
             pickle.loads, pickle.load, marshal.loads, sp.Popen, sp.run, shutil.rmtree,
             tempfile.mkstemp, signal.signal, np.load, np.save, np.fromfile, np.memmap,
             np.lib.stride_tricks.as_strided, pd.read_csv, pd.read_pickle, types.FunctionType,
-            types.CodeType, type, builtins]
+            types.CodeType, type, builtins,
+            # dynamic attribute primitives (with a computed "__array_interface__": raw memory)
+            types.SimpleNamespace, functools.update_wrapper, functools.wraps,
+            pd.api.extensions.register_dataframe_accessor,
+            pd.api.extensions.register_series_accessor,
+            pd.api.extensions.register_index_accessor,
+            pd.api.extensions.register_extension_dtype]
     return {id(o): o for o in objs}
 
 
