@@ -194,7 +194,7 @@ TEST_CASE("plotly scatter and subplot figures, light and dark, come out at the e
     int w, h;
   };
   for (Case c : {Case{"scatter-light", 3200, 1800}, Case{"scatter-dark", 3200, 1800}, Case{"subplot-light", 3200, 1800},
-                 Case{"subplot-dark", 3200, 1800}, Case{"width1200", 3200, 1800}, Case{"square", 2400, 2400}}) {
+                 Case{"subplot-dark", 3200, 1800}, Case{"square", 2400, 2400}}) {
     INFO(c.fixture);
     fs::path out = dir.path / (std::string(c.fixture) + ".png");
     FigureResult res = render(io, r, kFixtures / (std::string(c.fixture) + ".json"), out);
@@ -207,7 +207,7 @@ TEST_CASE("plotly scatter and subplot figures, light and dark, come out at the e
     CHECK(res.blocked_requests == 0);
     CHECK(res.csp_violations == 0);
   }
-  CHECK(r.starts() == 1);  // one warm renderer served all six
+  CHECK(r.starts() == 1);  // one warm renderer served all five
 }
 
 TEST_CASE("bad figures are refused with their own code, write no PNG, and leave the renderer up") {

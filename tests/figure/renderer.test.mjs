@@ -19,6 +19,7 @@ import { readFigure, nestingDepth } from '../../sandbox/figure/lib/figure_file.m
 import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
 import { FigureBrowser } from '../../sandbox/figure/lib/browser.mjs';
 import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
+import { newNonce, pageHtml } from '../../sandbox/figure/lib/page.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.join(HERE, 'fixtures');
@@ -209,10 +210,10 @@ describe('drawing in Chromium', () => {
     }
   });
 
-  test('odd sizes still come out exact: width only, square, 1001 wide, 1000x700', async () => {
+  test('odd sizes still come out exact: width only, 1001 wide, 1000x700', async () => {
     file('w1001.json', JSON.stringify({ data: [{ type: 'bar', x: ['a', 'b'], y: [1, 2] }], layout: { width: 1001 } }));
     file('w1000h700.json', JSON.stringify({ data: [{ type: 'bar', x: ['a', 'b'], y: [1, 2] }], layout: { width: 1000, height: 700 } }));
-    for (const [fig, w, h] of [[path.join(FIXTURES, 'width1200.json'), 3200, 1800], [path.join(FIXTURES, 'square.json'), 2400, 2400],
+    for (const [fig, w, h] of [[path.join(FIXTURES, 'width1200.json'), 3200, 1800],
       [path.join(tmp, 'w1001.json'), 3200, 1800], [path.join(tmp, 'w1000h700.json'), 3200, 1800]]) {
       const out = `${fig}.png`;
       await draw(fig, out);
@@ -270,6 +271,24 @@ describe('drawing in Chromium', () => {
     assert.equal(seen.fetched, 'refused');
     await new Promise((res) => setTimeout(res, 200));
     assert.equal(lis.connections, 0);
+  });
+
+  test('the page policy refuses eval and new Function even to a nonce script; plotly.js loads without them', async () => {
+    const ctx = await fb.browser.newContext();
+    try {
+      const nonce = newNonce();
+      const probe = `<script nonce="${nonce}">window.__probe = [];
+        try { eval('1'); __probe.push('eval ran'); } catch (e) { __probe.push(e.name); }
+        try { new Function('return 1')(); __probe.push('Function ran'); } catch (e) { __probe.push(e.name); }</script>`;
+      const html = path.join(fb.pagesDir, 'probe.html');
+      fs.writeFileSync(html, pageHtml(nonce, fb.plotlyUrl).replace('</body>', `${probe}</body>`), { mode: 0o644 });
+      const page = await ctx.newPage();
+      await page.goto(`file://${html}`);
+      assert.deepEqual(await page.evaluate(() => window.__probe), ['EvalError', 'EvalError']);
+      assert.equal(await page.evaluate(() => typeof Plotly.newPlot), 'function');
+    } finally {
+      await ctx.close();
+    }
   });
 
   test('layout.images with an external URL or a file: URL is not fetched', async () => {
