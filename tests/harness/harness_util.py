@@ -82,7 +82,7 @@ class ForkRunner:
     each thread its own runner."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([PYTHON, "-I", FORK_RUNNER, HARNESS_DIR],
+        self.proc = subprocess.Popen([PYTHON, "-B", "-I", FORK_RUNNER, HARNESS_DIR],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=base_env(tempfile.gettempdir()), text=True)
 
@@ -152,7 +152,7 @@ def run_plain(source, files=None, timeout=60):
     for name, content in (files or {}).items():
         with open(os.path.join(work, name), "w") as f:
             f.write(content)
-    proc = subprocess.run([PYTHON, "-I", "attack.py"], cwd=work, env=base_env(work),
+    proc = subprocess.run([PYTHON, "-B", "-I", "attack.py"], cwd=work, env=base_env(work),
                           capture_output=True, timeout=timeout)
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), work
 

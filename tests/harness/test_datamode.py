@@ -398,7 +398,7 @@ class ZygotePath(unittest.TestCase):
         env = base_env(works[0])
         env["PLOTQ_HARNESS_SKIP_VALIDATION"] = "1"      # ignored by main()
         try:
-            proc = subprocess.run([PYTHON, "-I", "-c", ZYGOTE_SCRIPT, HARNESS_DIR, *args],
+            proc = subprocess.run([PYTHON, "-B", "-I", "-c", ZYGOTE_SCRIPT, HARNESS_DIR, *args],
                                   env=env, capture_output=True, timeout=120)
             self.assertEqual(proc.returncode, 0, proc.stderr.decode()[-2000:])
             results = json.loads(proc.stdout.decode().splitlines()[-1])

@@ -258,7 +258,7 @@ class Reachability(unittest.TestCase):
 
     def test_walk(self):
         # a fresh interpreter, so that preload's imports do not touch this test process
-        proc = subprocess.run([PYTHON, "-I", __file__, "--walk"], capture_output=True, timeout=120)
+        proc = subprocess.run([PYTHON, "-B", "-I", __file__, "--walk"], capture_output=True, timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode()[-2000:])
         out = proc.stdout.decode().splitlines()
         self.assertTrue(out and out[0].startswith("visited "), out[:3])
@@ -268,7 +268,7 @@ class Reachability(unittest.TestCase):
     def test_every_admitted_import_is_preloaded(self):
         code = ("import sys; sys.path.insert(0, %r); import preload, validator; preload.preload('data');"
                 "print([m for m in sorted(validator.DATA_MODULES) if m not in sys.modules])" % HARNESS_DIR)
-        proc = subprocess.run([PYTHON, "-I", "-c", code], capture_output=True, timeout=120)
+        proc = subprocess.run([PYTHON, "-B", "-I", "-c", code], capture_output=True, timeout=120)
         self.assertEqual(proc.stdout.decode().strip(), "[]", proc.stderr.decode()[-2000:])
 
 
