@@ -60,6 +60,7 @@ FigureConfig figure_config_from_env() {
   c.figure_kill_grace_s = env_double("PLOTQ_FIGURE_KILL_GRACE_S", c.figure_kill_grace_s, 0.1, 60);
   c.figure_max_timeout_s = env_double("PLOTQ_FIGURE_MAX_TIMEOUT_S", c.figure_max_timeout_s, 1, 600);
   int_field(c.figure_max_queue, "PLOTQ_FIGURE_MAX_QUEUE", 0, 10000);
+  int_field(c.figure_spares, "PLOTQ_FIGURE_SPARES", 0, 8);
   c.figure_netns = env_bool("PLOTQ_FIGURE_NETNS", c.figure_netns);
   c.figure_pidns = env_bool("PLOTQ_FIGURE_PIDNS", c.figure_pidns);
   int_field(c.figure_uid, "PLOTQ_FIGURE_UID", 1, 4294967294LL);
@@ -375,7 +376,8 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
                                   "--tmp-dir=" + tmp_dir,
                                   "--max-bytes=" + std::to_string(cfg.figure_max_bytes),
                                   "--max-depth=" + std::to_string(cfg.figure_max_depth),
-                                  "--max-heap-mb=" + std::to_string(cfg.figure_heap_mb)};
+                                  "--max-heap-mb=" + std::to_string(cfg.figure_heap_mb),
+                                  "--spares=" + std::to_string(cfg.figure_spares)};
     if (::geteuid() == 0) {
       a.push_back("--uid=" + std::to_string(cfg.figure_uid));
       a.push_back("--gid=" + std::to_string(cfg.figure_gid));

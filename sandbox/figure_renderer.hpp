@@ -33,6 +33,7 @@ struct FigureConfig {
   double figure_kill_grace_s = 2;        // host kills the group at timeout + this (renderer answers first)
   double figure_max_timeout_s = 120;     // a job's timeout_s is clamped to (0, this]
   std::uint32_t figure_max_queue = 16;   // jobs waiting behind the running one; more answer "busy"
+  std::uint32_t figure_spares = 2;       // fresh pages (plotly loaded) kept ready while idle
   bool figure_netns = true;              // run the renderer in a new, empty network namespace (root)
   bool figure_pidns = true;              // ...and a new PID namespace: when it dies, all of it dies (root)
   std::uint32_t figure_uid = 65533;      // Chromium's uid/gid when we are root (outside the sandbox range)

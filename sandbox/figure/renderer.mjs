@@ -9,7 +9,7 @@ import { FigureError } from './lib/errors.mjs';
 import { PROTOCOL, parseRequest, LineSplitter } from './lib/protocol.mjs';
 
 const USAGE = `usage: renderer.mjs [--chromium=PATH] [--plotly=PATH] [--tmp-dir=DIR] [--uid=N --gid=N]
-       [--no-chromium-sandbox] [--no-webgl] [--no-spare] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]`;
+       [--no-chromium-sandbox] [--no-webgl] [--spares=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]`;
 
 function parseArgs(argv) {
   const o = { ...DEFAULT_OPTIONS, limits: { ...DEFAULT_LIMITS } };
@@ -27,7 +27,7 @@ function parseArgs(argv) {
       case '--gid': o.gid = int(v, k); break;
       case '--no-chromium-sandbox': o.chromiumSandbox = false; break;
       case '--no-webgl': o.webgl = false; break;
-      case '--no-spare': o.spare = false; break;
+      case '--spares': o.spares = int(v, k); break;
       case '--max-bytes': o.limits.maxBytes = int(v, k); break;
       case '--max-depth': o.limits.maxDepth = int(v, k); break;
       case '--max-heap-mb': o.maxHeapMb = int(v, k); break;

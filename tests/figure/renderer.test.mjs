@@ -334,7 +334,7 @@ describe('drawing in Chromium', () => {
 });
 
 test('without WebGL a WebGL trace answers no_webgl instead of drawing plotly\'s notice', async () => {
-  const fb = new FigureBrowser({ ...BROWSER_OPTS, webgl: false, spare: false });
+  const fb = new FigureBrowser({ ...BROWSER_OPTS, webgl: false, spares: 0 });
   await fb.start();
   try {
     const out = path.join(tmp, 'nogl.png');

@@ -1,5 +1,5 @@
 // FigureBrowser: one warm headless Chromium driven by playwright-core, drawing one figure per fresh
-// browser context. While idle it keeps one spare context whose page has plotly.js loaded (a fresh
+// browser context. While idle it keeps spare contexts whose page has plotly.js loaded (a fresh
 // page costs ~1.2 s, mostly plotly's own start-up), so a job pays only for draw + screenshot.
 // No context ever serves two jobs.
 import fs from 'node:fs';
@@ -25,7 +25,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   gid: null,
   chromiumSandbox: true,  // false adds --no-sandbox (only for machines without user namespaces)
   webgl: true,            // false: --disable-webgl, WebGL traces answer no_webgl
-  spare: true,            // keep one fresh page with plotly loaded while idle
+  spares: 2,              // fresh pages with plotly loaded kept while idle (light + dark of one job)
   fastPng: true,          // zlib's fast level: 3x quicker on dense plots, 1.1-2x the bytes
   maxHeapMb: 1024,        // V8 old-space cap of each page
   pageTimeoutMs: 30000,   // making a fresh page (launch excluded)
@@ -124,7 +124,9 @@ export class FigureBrowser {
   constructor(options = {}) {
     this.opts = { ...DEFAULT_OPTIONS, ...options };
     this.browser = null;
-    this.spare = null;        // Promise<Slot> of the next fresh page, or null
+    this.spares = [];         // Promise<Slot>s of fresh pages, oldest first
+    this.filling = false;     // one spare is being made (they are made one at a time)
+    this.closed = false;
     this.ownsTmp = false;
     this.disconnected = false;
     this.onDisconnect = () => {};
@@ -198,7 +200,7 @@ export class FigureBrowser {
     // Pay them here on a built-in figure, in a page that is then thrown away; the first spare page
     // is made at the same time (two cores).
     const first = this.newSlot();
-    const second = o.spare ? this.newSlot() : null;
+    const second = o.spares > 0 ? this.newSlot() : null;
     if (second) second.catch(() => {});
     let info;
     const slot = await first;
@@ -208,7 +210,11 @@ export class FigureBrowser {
     } finally {
       await this.retire(slot);
     }
-    if (second) await (this.spare = second);
+    if (second) {
+      this.spares.push(second);
+      await second;
+    }
+    this.refill();
     return info;
   }
 
@@ -249,8 +255,7 @@ export class FigureBrowser {
   }
 
   async takeSlot() {
-    const pending = this.spare;
-    this.spare = null;
+    const pending = this.spares.shift();
     try {
       return await (pending || this.newSlot());
     } catch (e) {
@@ -262,11 +267,16 @@ export class FigureBrowser {
     }
   }
 
+  // Tops the spares up, one page at a time (each costs ~1 s of CPU, mostly plotly.js starting).
   refill() {
-    if (this.opts.spare && !this.spare && !this.disconnected) {
-      this.spare = this.newSlot();
-      this.spare.catch(() => {});   // reported when taken
-    }
+    if (this.filling || this.disconnected || this.closed || this.spares.length >= this.opts.spares) return;
+    this.filling = true;
+    const p = this.newSlot();
+    this.spares.push(p);
+    p.catch(() => {}).finally(() => {
+      this.filling = false;
+      this.refill();
+    });
   }
 
   async retire(slot) {
@@ -351,9 +361,10 @@ export class FigureBrowser {
   }
 
   async close() {
-    const spare = this.spare;
-    this.spare = null;
-    if (spare) await spare.then((s) => this.retire(s), () => {});
+    this.closed = true;
+    const spares = this.spares;
+    this.spares = [];
+    await Promise.all(spares.map((p) => p.then((s) => this.retire(s), () => {})));
     if (this.browser) await this.browser.close().catch(() => {});
     if (this.ownsTmp && this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     if (this.savedTmpdir === undefined) delete process.env.TMPDIR;
