@@ -15,6 +15,13 @@ class io_context;
 namespace plotq::store {
 class Db;
 }
+namespace plotq::queue {
+class RenderQueue;
+}
+namespace plotq::sandbox {
+class Launcher;
+class FigureRenderer;
+}
 
 namespace plotq::server {
 
@@ -25,6 +32,10 @@ struct App {
   const CallerCheck& callers;  // check_caller(app.callers, req, *res)
   Health& health;              // app.health.add("part", ...) for /healthz
   store::Db& db;               // the one writer connection; use it on the loop only
+  queue::RenderQueue& queue;     // the render slot(s) and the pipeline-only queue
+  sandbox::Launcher& launcher;   // runs sandbox jobs (call on the loop)
+  sandbox::FigureRenderer* figures;  // warm Chromium for plotly figures; null when unavailable
+  class JobRegistry& jobs;       // /run-data and /render jobs waiting or running, by (job_id, kind)
 
   // Called on the loop when SIGTERM/SIGINT arrives, before connections drain (PLOTQ_SHUTDOWN_GRACE_S):
   // stop admitting work, cancel or finish what runs.
@@ -36,5 +47,7 @@ struct App {
 void register_routes(App& app);
 // GET /healthz and the store's health part.
 void register_health_routes(App& app);
+// POST /run-data (server/routes_run_data.cpp).
+void register_run_data_routes(App& app);
 
 }  // namespace plotq::server

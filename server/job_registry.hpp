@@ -92,6 +92,13 @@ class JobRegistry {
     remove(*job);
   }
 
+  // Shutdown: cancels every unfinished job.
+  void cancel_all_jobs() {
+    std::vector<std::string> ids;
+    for (auto& [key, job] : jobs_) ids.push_back(key.first);
+    for (auto& id : ids) cancel_all(id);
+  }
+
   std::size_t size() const { return jobs_.size(); }
 
  private:

@@ -12,10 +12,17 @@
 #include <typeinfo>
 
 #include "common/log.hpp"
+#include "queue/render_queue.hpp"
+#include "sandbox/figure_renderer.hpp"
+#include "sandbox/launcher.hpp"
+#include "sandbox/layers.hpp"
 #include "server/app.hpp"
+#include "server/job_registry.hpp"
 #include "server/server.hpp"
 #include "store/db.hpp"
+#include "store/idempotency.hpp"
 #include "store/migrate.hpp"
+#include "store/turns.hpp"
 
 extern char** environ;
 
@@ -26,7 +33,7 @@ using namespace plotq::server;
 
 int usage(const Settings& settings, FILE* out) {
   std::fprintf(out,
-               "usage: plotqd [--help] [--version]\n\n"
+               "usage: plotqd [--help] [--version] [--check-sandbox]\n\n"
                "plotqd serves plotq's HTTP API. It is configured only by environment variables;\n"
                "an empty variable counts as unset. Settings:\n\n%s",
                settings.help_text().c_str());
@@ -53,9 +60,14 @@ int run(int argc, char** argv) {
   Settings settings;
   register_settings(settings, cfg);
 
+  bool check_sandbox = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return usage(settings, stdout);
+    if (a == "--check-sandbox") {
+      check_sandbox = true;
+      continue;
+    }
     if (a == "--version") {
       std::printf("plotqd %s\n", PLOTQ_VERSION);
       return 0;
@@ -65,6 +77,12 @@ int run(int argc, char** argv) {
   }
 
   std::vector<std::string> errors = settings.load_from_environment();
+  try {
+    cfg.sandbox = sandbox::resolved(sandbox::config_from_env());
+    cfg.figure = sandbox::figure_config_from_env();
+  } catch (const std::exception& e) {
+    errors.push_back(e.what());
+  }
   if (errors.empty()) errors = check_config(cfg);
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "plotqd: configuration error: %s\n", e.c_str());
@@ -78,11 +96,24 @@ int run(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   raise_file_limit(cfg.http.max_connections);
 
+  if (check_sandbox) {
+    // The same probe the Launcher makes at start; exit 1 when a required layer is missing.
+    boost::asio::io_context probe_io{1};
+    sandbox::Launcher probe(probe_io, cfg.sandbox);
+    std::printf("%s\n", sandbox::to_json(probe.layers()).dump(2).c_str());
+    return probe.ready() ? 0 : 1;
+  }
+
   std::unique_ptr<store::Db> db;
   try {
     db = store::Db::open(cfg.db_path, cfg.db);
     int version = store::migrate(*db);
-    log_event("store_ready", {{"path", cfg.db_path}, {"schema_version", version}});
+    // A previous process's unfinished turns and jobs can never finish: close them.
+    auto now = store::now_unix();
+    std::int64_t abandoned = store::turns::finish_abandoned(*db, now);
+    std::int64_t forgotten = store::idempotency::forget_running(*db);
+    log_event("store_ready", {{"path", cfg.db_path}, {"schema_version", version},
+                              {"abandoned_turns", abandoned}, {"forgotten_jobs", forgotten}});
   } catch (const store::StoreError& e) {
     std::fprintf(stderr, "plotqd: store: %s\n", e.what());
     log_event("store_failed", {{"code", e.code()}});
@@ -93,8 +124,31 @@ int run(int argc, char** argv) {
   Router router;
   Health health;
   CallerCheck callers(cfg.auth);
-  App app{ioc, cfg, router, callers, health, *db, {}};
+  queue::RenderQueue render_queue(ioc, cfg.queue);
+  std::unique_ptr<sandbox::Launcher> launcher;
+  try {
+    launcher = std::make_unique<sandbox::Launcher>(ioc, cfg.sandbox);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "plotqd: sandbox: %s\n", e.what());
+    log_event("sandbox_failed", {{"class", typeid(e).name()}});
+    return 1;
+  }
+  log_event("sandbox", {{"ready", launcher->ready()}, {"layers", sandbox::to_json(launcher->layers())}});
+  std::unique_ptr<sandbox::FigureRenderer> figures = std::make_unique<sandbox::FigureRenderer>(ioc, cfg.figure);
+  if (!figures->available()) {
+    log_event("figures_unavailable", {{"reason", figures->unavailable_reason()}});
+    figures.reset();
+  }
+  JobRegistry jobs;
+  App app{ioc, cfg, router, callers, health, *db, render_queue, *launcher, figures.get(), jobs, {}};
   register_routes(app);
+  health.add("sandbox", [&l = *launcher] {
+    return HealthPart{l.ready(), {{"layers", sandbox::to_json(l.layers())}}};
+  });
+  app.on_shutdown([&] {
+    jobs.cancel_all_jobs();
+    if (figures) figures->stop();
+  });
 
   int exit_code = 0;
   {

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "queue/config.hpp"
+#include "sandbox/config.hpp"
+#include "sandbox/figure_renderer.hpp"
 #include "server/auth.hpp"
 #include "server/config.hpp"
 #include "server/server.hpp"
@@ -21,7 +23,8 @@ struct PlotqdConfig {
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string home = PLOTQ_SOURCE_DIR;  // harness, web page: read through common/env project_home()
   queue::Config queue;
-  // Later modules add their Config here (sandbox::Config sandbox; ...) and map it below.
+  sandbox::Config sandbox;       // sandbox/README.md (read by sandbox::config_from_env())
+  sandbox::FigureConfig figure;  // sandbox/figure/README.md (read by sandbox::figure_config_from_env())
 };
 
 // Registers every setting of c in s (defaults = the fields' current values).

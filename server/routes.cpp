@@ -22,6 +22,7 @@ void register_health_routes(App& app) {
 
 void register_routes(App& app) {
   register_health_routes(app);
+  register_run_data_routes(app);
   // register_turn_routes(app);    (issue 5)
   // register_render_routes(app);  (issue 6)
 }
