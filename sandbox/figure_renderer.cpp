@@ -579,7 +579,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
 
   // Graceful replacement after figure_restart_after jobs: stdin EOF makes the renderer close its
   // browser and exit; a fresh one starts at once; the old one is killed if it lingers.
-  void retire(const std::shared_ptr<Proc>& p) {
+  void retire(std::shared_ptr<Proc> p) {  // by value: it may be `proc` itself, reset below
     if (p == proc) proc.reset();
     boost::system::error_code ignored;
     p->in.close(ignored);

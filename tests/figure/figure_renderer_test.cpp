@@ -384,3 +384,26 @@ TEST_CASE("a renderer that stops answering is killed with its whole group, and c
   CHECK(crashed.ok);
   CHECK(r.starts() > starts_before_crash);
 }
+
+TEST_CASE("a full queue answers busy and stop() answers the waiting jobs with shutdown") {
+  plotq::set_log_enabled(false);
+  asio::io_context io;
+  FigureConfig c = test_config();
+  c.figure_max_queue = 0;  // nothing may wait behind the job in hand
+  FigureRenderer r(io, c);
+  TempDir dir;
+  std::vector<FigureResult> got;
+  for (int i = 0; i < 2; ++i)
+    r.render((kFixtures / "scatter-light.json").string(), (dir.path / (std::to_string(i) + ".png")).string(), 30,
+             [&](FigureResult res) { got.push_back(std::move(res)); });
+  r.stop();
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (got.size() < 2 && std::chrono::steady_clock::now() < give_up) io.run_one_for(std::chrono::milliseconds(50));
+  REQUIRE(got.size() == 2);
+  // Callbacks run in order of answer: the second was refused at once, the first when stop() ran.
+  CHECK(got[0].code == "busy");
+  CHECK(got[1].code == "shutdown");
+  CHECK_FALSE(fs::exists(dir.path / "0.png"));
+  FigureResult after = render(io, r, kFixtures / "scatter-light.json", dir.path / "2.png");
+  CHECK(after.code == "shutdown");
+}

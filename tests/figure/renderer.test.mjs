@@ -135,6 +135,7 @@ describe('figure file checks', () => {
     const real = path.join(FIXTURES, 'scatter-light.json');
     fs.symlinkSync(real, path.join(tmp, 'link.json'));
     fs.mkdirSync(path.join(tmp, 'dir.json'));
+    fs.linkSync(file('original.json', '{"data": []}'), path.join(tmp, 'hardlink.json'));
     const cases = {
       [file('empty.json', '')]: 'figure_empty',
       [file('bad.json', '{"data": [')]: 'figure_invalid',
@@ -146,6 +147,7 @@ describe('figure file checks', () => {
       [file('proto.json', '{"data": [], "layout": {"__proto__": {"x": 1}}}')]: 'figure_invalid',
       [path.join(tmp, 'link.json')]: 'figure_not_regular',
       [path.join(tmp, 'dir.json')]: 'figure_not_regular',
+      [path.join(tmp, 'hardlink.json')]: 'figure_not_regular',
       [path.join(tmp, 'missing.json')]: 'figure_missing',
     };
     for (const [p, want] of Object.entries(cases)) assert.equal(code(() => readFigure(p)), want, path.basename(p));

@@ -26,6 +26,8 @@ function readCapped(path, maxBytes) {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new FigureError('figure_not_regular', 'the figure path is not a regular file');
+    // A file the plot wrote has one name; a hard link could name a file the plot may not read.
+    if (st.nlink !== 1) throw new FigureError('figure_not_regular', 'the figure file has other hard links');
     if (st.size === 0) throw new FigureError('figure_empty', 'the figure file is empty');
     if (st.size > maxBytes) throw new FigureError('figure_too_large', `figure is ${st.size} bytes, cap ${maxBytes}`);
     // Read at most maxBytes + 1 whatever fstat said: the file may still be growing.
