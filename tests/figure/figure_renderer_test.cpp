@@ -346,11 +346,13 @@ TEST_CASE("a renderer that stops answering is killed with its whole group, and c
 
   // Second job: after it the renderer is replaced (restart_after = 2), eagerly.
   FigureResult second = render(io, r, fig, dir.path / "2.png");
+  INFO("second: " << second.code << " " << second.detail);
   REQUIRE(second.ok);
   CHECK(r.starts() == 2);
 
   // A renderer that cannot answer (stopped) is killed at timeout + grace, with all it started.
   FigureResult warm = render(io, r, fig, dir.path / "3.png");
+  INFO("warm: " << warm.code << " " << warm.detail);
   REQUIRE(warm.ok);
   pid = r.renderer_pid();
   REQUIRE(pid > 0);
@@ -358,12 +360,13 @@ TEST_CASE("a renderer that stops answering is killed with its whole group, and c
   REQUIRE(tree.size() > 3);
   REQUIRE(::kill(pid, SIGSTOP) == 0);
   FigureResult stuck = render(io, r, fig, dir.path / "4.png", 1.0);
+  INFO("stuck: " << stuck.code << " " << stuck.detail << " after " << stuck.wall_s << " s");
   CHECK_FALSE(stuck.ok);
   CHECK(stuck.code == "timeout");
   CHECK(stuck.wall_s >= 1.0);
   CHECK_FALSE(fs::exists(dir.path / "4.png"));
   bool all_gone = false;
-  for (int i = 0; i < 100 && !all_gone; ++i) {
+  for (int i = 0; i < 200 && !all_gone; ++i) {  // up to 10 s: the kernel kills the namespace
     run_for(io, std::chrono::milliseconds(50));
     all_gone = std::none_of(tree.begin(), tree.end(), still_alive);
   }

@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+// Figure render benchmark: warm renderer (sandbox/figure/renderer.mjs over its line protocol,
+// started the way FigureRenderer starts it: as root in new PID + network namespaces, Chromium as
+// uid 65533 with its own sandbox) against a cold one-shot `chromium --headless --screenshot` of the
+// same figure, in the same run.
+//
+//   node bench/figure_bench.mjs [--renders=20] [--gap-ms=2500] [--cold=5] [--figure=PATH]
+//
+// Warm, spaced: one render, then --gap-ms idle (in plotq the plot step runs before every figure
+// render, and the renderer prepares its next fresh page meanwhile). Warm, back-to-back: no gap, so
+// every render also waits for its fresh page. Times are request -> answer at the client (ms).
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.join(HERE, '..');
+const RENDERER = path.join(ROOT, 'sandbox', 'figure', 'renderer.mjs');
+const PLOTLY = '/usr/share/python3-plotly/plotly.js';
+const CHROMIUM = process.env.PLOTQ_CHROMIUM || '/usr/bin/chromium';
+
+const opt = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const RENDERS = Number(opt.renders || 20);
+const GAP_MS = Number(opt['gap-ms'] ?? 2500);
+const COLD = Number(opt.cold || 5);
+const FIGURE = opt.figure || path.join(ROOT, 'tests', 'figure', 'fixtures', 'scatter-light.json');
+
+// CPU time (user + sys, incl. reaped children) of a process tree, in ms: a figure that does not
+// depend on how busy the machine is, unlike the wall times.
+const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
+function treeCpuMs(root) {
+  const procs = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(name), ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+    } catch { /* gone */ }
+  }
+  const inTree = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of procs) if (!inTree.has(p.pid) && inTree.has(p.ppid)) { inTree.add(p.pid); grew = true; }
+  }
+  return procs.filter((p) => inTree.has(p.pid)).reduce((a, p) => a + p.cpu, 0) * TICK_MS;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const summary = (xs) => `p50 ${Math.round(pct(xs, 50))} ms, p90 ${Math.round(pct(xs, 90))} ms, min ${Math.round(Math.min(...xs))}, max ${Math.round(Math.max(...xs))} (n=${xs.length})`;
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'pqfb-'));
+fs.chmodSync(work, 0o711);
+
+function startRenderer() {
+  const root = process.getuid() === 0;
+  const args = [RENDERER, `--tmp-dir=${work}`, ...(root ? ['--uid=65533', '--gid=65533'] : [])];
+  // As root: the renderer is PID 1 of a new PID namespace with an empty network namespace.
+  const [cmd, argv] = root
+    ? ['unshare', ['--net', '--pid', '--fork', '--kill-child', process.execPath, ...args]]
+    : [process.execPath, args];
+  const child = spawn(cmd, argv, { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: work, LANG: 'C.UTF-8' }, stdio: ['pipe', 'pipe', 'ignore'] });
+  const waiters = [];
+  const lines = [];
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    for (let nl; (nl = buf.indexOf('\n')) >= 0;) {
+      lines.push(JSON.parse(buf.slice(0, nl)));
+      buf = buf.slice(nl + 1);
+      while (waiters.length && lines.length) waiters.shift()(lines.shift());
+    }
+  });
+  const next = () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((r) => waiters.push(r)));
+  return { child, next };
+}
+
+async function warm(r, n, gapMs, label) {
+  const times = [], draw = [], shot = [], cpu = [];
+  for (let i = 0; i < n; i++) {
+    if (gapMs) await sleep(gapMs);
+    const out = path.join(work, `warm-${label}-${i}.png`);
+    const c0 = treeCpuMs(r.child.pid);
+    const t0 = performance.now();
+    r.child.stdin.write(`${JSON.stringify({ id: i, figure: FIGURE, out, timeout_ms: 60000 })}\n`);
+    const a = await r.next();
+    const ms = performance.now() - t0;
+    cpu.push(treeCpuMs(r.child.pid) - c0);
+    if (!a.ok || a.width !== 3200 || a.height !== 1800) throw new Error(`render failed: ${JSON.stringify(a)}`);
+    times.push(ms);
+    draw.push(a.phases.draw);
+    shot.push(a.phases.shot);
+    fs.rmSync(out);
+  }
+  return { times, draw, shot, cpu };
+}
+
+function cold(n) {
+  const fig = fs.readFileSync(FIGURE, 'utf8');
+  // The figure as data (JSON element, '<' escaped), drawn by an inline script: the one-shot path.
+  const html = `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}</style>
+<script src="${pathToFileURL(PLOTLY).href}"></script></head><body><div id="plot"></div>
+<script type="application/json" id="fig">${fig.replace(/</g, '\\u003c')}</script>
+<script>const f = JSON.parse(document.getElementById('fig').textContent); const l = f.layout || {};
+l.width = 1600; l.height = 900; Plotly.newPlot('plot', f.data, l, {staticPlot: true});</script></body></html>`;
+  const page = path.join(work, 'cold.html');
+  fs.writeFileSync(page, html);
+  const times = [], cpu = [];
+  for (let i = 0; i < n; i++) {
+    const out = path.join(work, `cold-${i}.png`);
+    const u0 = childCpuMs();
+    const profile = fs.mkdtempSync(path.join(work, 'cold-profile-'));
+    const t0 = performance.now();
+    const r = spawnSync(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', `--user-data-dir=${profile}`,
+      '--hide-scrollbars', '--window-size=1600,900', '--force-device-scale-factor=2', '--virtual-time-budget=5000',
+      `--screenshot=${out}`, pathToFileURL(page).href], { stdio: 'ignore', timeout: 60000 });
+    times.push(performance.now() - t0);
+    cpu.push(childCpuMs() - u0);
+    const png = fs.readFileSync(out);
+    if (r.status !== 0 || png.readUInt32BE(16) !== 3200 || png.readUInt32BE(20) !== 1800) throw new Error(`cold render failed (${r.status})`);
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+  return { times, cpu };
+}
+
+// CPU time of this process's reaped children (the cold Chromium runs), in ms.
+function childCpuMs() {
+  const f = fs.readFileSync('/proc/self/stat', 'latin1');
+  const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(x[13]) + Number(x[14])) * TICK_MS;
+}
+
+try {
+  console.log(`figure bench: ${path.relative(ROOT, FIGURE)}, ${os.cpus().length} cpus, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  const t0 = performance.now();
+  const r = startRenderer();
+  const ready = await r.next();
+  if (!ready.ready) throw new Error(`renderer did not start: ${JSON.stringify(ready)}`);
+  console.log(`renderer ready in ${Math.round(performance.now() - t0)} ms (chromium ${ready.chromium}, plotly ${ready.plotly}, chromium uid ${ready.chromium_uid})`);
+  await sleep(GAP_MS);
+  const spaced = await warm(r, RENDERS, GAP_MS, 'spaced');
+  console.log(`warm, spaced ${GAP_MS} ms:   ${summary(spaced.times)}; in-page draw p50 ${pct(spaced.draw, 50)} ms, screenshot p50 ${pct(spaced.shot, 50)} ms; CPU per render p50 ${Math.round(pct(spaced.cpu, 50))} ms`);
+  await sleep(GAP_MS);
+  const b2b = await warm(r, RENDERS, 0, 'b2b');
+  console.log(`warm, back-to-back:    ${summary(b2b.times)}; CPU per render p50 ${Math.round(pct(b2b.cpu, 50))} ms`);
+  r.child.stdin.end();
+  await new Promise((res) => r.child.on('exit', res));
+  const { times: coldTimes, cpu: coldCpu } = cold(COLD);
+  console.log(`cold one-shot chromium --screenshot: ${summary(coldTimes)}; CPU per render p50 ${Math.round(pct(coldCpu, 50))} ms`);
+  console.log(`ratio cold p50 / warm spaced p50: ${(pct(coldTimes, 50) / pct(spaced.times, 50)).toFixed(1)}x wall, ${(pct(coldCpu, 50) / pct(spaced.cpu, 50)).toFixed(1)}x CPU`);
+  console.log(`target warm p50 <= 400 ms: ${pct(spaced.times, 50) <= 400 ? 'met' : 'NOT met'}`);
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
+}
