@@ -1,0 +1,41 @@
+// The sweep's backends (runs/sweep_runner.hpp: SweepBackend):
+//   bare     plain Python per file and theme on a worker thread each (runs/sweep_bare.hpp); plotly
+//            JSON drawn by the FigureRenderer on the io_context
+//   sandbox  runs::Renderer in process: the exact path POST /render takes (runs/render_job.hpp)
+// (--server URL lives in tools/cmd_sweep.cpp: it needs the CLI's HTTP client.)
+#pragma once
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "runs/sweep_bare.hpp"
+#include "runs/sweep_runner.hpp"
+
+namespace plotq::sandbox {
+class FigureRenderer;
+}
+namespace plotq::store {
+class Db;
+}
+
+namespace plotq::runs {
+
+class Renderer;
+
+// What a sweep can draw on this machine, the same rule for every mode: matplotlib and seaborn
+// "ok"; plotly "ok" when a figure renderer is available, else "runtime_unavailable"; bokeh
+// "runtime_unavailable" (not in Debian); anything else "invalid_library".
+std::string sweep_support(const std::string& library, const sandbox::FigureRenderer* figures);
+
+// figures may be null (plotly then answers runtime_unavailable).
+std::unique_ptr<SweepBackend> make_bare_backend(boost::asio::io_context& io, BareConfig config,
+                                                ClassVocabulary classes, sandbox::FigureRenderer* figures);
+
+// ledger: when not null, one ledger row (kind sweep, user "sweep") per theme drawn. job ids are
+// job_prefix + "-" + a counter.
+std::unique_ptr<SweepBackend> make_sandbox_backend(boost::asio::io_context& io, Renderer& renderer,
+                                                   const sandbox::FigureRenderer* figures, store::Db* ledger,
+                                                   std::string job_prefix);
+
+}  // namespace plotq::runs

@@ -1,0 +1,416 @@
+#include "runs/sweep_bare.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/env.hpp"
+
+extern char** environ;
+
+namespace plotq::runs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const char* kShim = R"PY("""plotq sweep, bare mode: runs a plotly file without kaleido and without any guard (the control).
+fig.write_image()/fig.show() and plotly.io.write_image()/show() write the figure as JSON to
+plot-<ANYPLOT_THEME>.json instead; the host draws it with the figure renderer. Width and height
+given to write_image become the layout's, as kaleido would size the image.
+"""
+import os
+import runpy
+import sys
+
+_TARGET = "plot-%s.json" % os.environ.get("ANYPLOT_THEME", "light")
+
+
+def _save(fig, width=None, height=None):
+    import plotly.graph_objects as go
+    fig = go.Figure(fig)
+    if width is not None:
+        fig.update_layout(width=width)
+    if height is not None:
+        fig.update_layout(height=height)
+    with open(_TARGET, "w", encoding="utf-8") as f:
+        f.write(fig.to_json())
+
+
+def _write_image(fig, file=None, format=None, scale=None, width=None, height=None, *args, **kwargs):
+    _save(fig, width, height)
+
+
+def _show(fig, *args, **kwargs):
+    _save(fig)
+
+
+import plotly.basedatatypes as _bd
+import plotly.io as _pio
+
+_bd.BaseFigure.write_image = _write_image
+_bd.BaseFigure.show = _show
+_pio.write_image = _write_image
+_pio.show = _show
+
+sys.argv = ["plot.py"]
+runpy.run_path("plot.py", run_name="__main__")
+)PY";
+
+// Prints {printed name: vocabulary name} for every class the harness can name.
+const char* kVocabularyScript = R"PY(
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import errors
+classes, names = errors.build_class_table()
+out = {}
+for c in classes:
+    mod = getattr(c, "__module__", None)
+    qn = c.__qualname__
+    if mod in ("builtins", "__main__"):
+        printed = qn
+    else:
+        printed = "%s.%s" % (mod if isinstance(mod, str) else "<unknown>", qn)
+    out.setdefault(printed, names[id(c)])
+print(json.dumps(out))
+)PY";
+
+bool write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  return static_cast<bool>(out);
+}
+
+// The child's environment: ours without Python/plotq/anyplot settings, plus the run's.
+std::vector<std::string> child_env(const std::string& theme) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    if (kv.rfind("PYTHON", 0) == 0 || kv.rfind("PLOTQ_", 0) == 0 || kv.rfind("ANYPLOT_", 0) == 0 ||
+        kv.rfind("MPLBACKEND=", 0) == 0)
+      continue;
+    env.emplace_back(kv);
+  }
+  env.push_back("ANYPLOT_THEME=" + theme);
+  env.push_back("MPLBACKEND=Agg");
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+struct Spawned {
+  pid_t pid = -1;
+  int out_fd = -1;  // read end of the captured stream
+  std::string error;
+};
+
+// posix_spawn: thread-safe (the runner may have several bare jobs in flight). `capture_fd` (1 or
+// 2) goes to a pipe; the other of stdout/stderr and stdin go to /dev/null. Own process group,
+// default signal dispositions, empty mask, no inherited descriptors.
+Spawned spawn_captured(std::vector<std::string> argv, std::vector<std::string> env, const std::string& cwd,
+                       int capture_fd) {
+  Spawned s;
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) {
+    s.error = std::string("pipe: ") + std::strerror(errno);
+    return s;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, capture_fd == 1 ? 2 : 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, p[1], capture_fd);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&at, 0);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &all);
+  auto a = c_strings(argv);
+  auto e = c_strings(env);
+  int rc = ::posix_spawn(&s.pid, argv[0].c_str(), &fa, &at, a.data(), e.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  ::close(p[1]);
+  if (rc != 0) {
+    ::close(p[0]);
+    s.pid = -1;
+    s.error = std::string("spawn ") + argv[0] + ": " + std::strerror(rc);
+    return s;
+  }
+  s.out_fd = p[0];
+  return s;
+}
+
+struct Waited {
+  bool reaped = false;
+  int status = 0;
+  rusage usage{};
+  bool timed_out = false;
+  bool cancelled = false;
+  std::string tail;
+  double wall_s = 0;
+};
+
+// Reads the pipe (keeping the last `keep` bytes) until the child exited and the pipe closed;
+// kills the whole group at the deadline or on stop, and after the child exited (leftovers).
+Waited wait_child(const Spawned& s, Clock::time_point start, double timeout_s, std::size_t keep,
+                  const std::atomic<bool>* stop) {
+  Waited w;
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  bool eof = false, killed = false;
+  Clock::time_point reaped_at{};
+  char buf[16384];
+  while (!(w.reaped && eof)) {
+    if (!eof) {
+      pollfd pfd{s.out_fd, POLLIN, 0};
+      int n = ::poll(&pfd, 1, 50);
+      if (n > 0) {
+        ssize_t r = ::read(s.out_fd, buf, sizeof buf);
+        if (r > 0) {
+          w.tail.append(buf, static_cast<std::size_t>(r));
+          if (w.tail.size() > 2 * keep) w.tail.erase(0, w.tail.size() - keep);
+        } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+          eof = true;
+        }
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!w.reaped) {
+      pid_t r = ::wait4(s.pid, &w.status, WNOHANG, &w.usage);
+      if (r == s.pid) {
+        w.reaped = true;
+        reaped_at = Clock::now();
+        w.wall_s = std::chrono::duration<double>(reaped_at - start).count();
+        ::kill(-s.pid, SIGKILL);  // whatever the program left running in its group
+      }
+    }
+    auto now = Clock::now();
+    if (!w.reaped && !killed && now >= deadline) {
+      w.timed_out = true;
+      killed = true;
+      ::kill(-s.pid, SIGKILL);
+    }
+    if (!w.reaped && !killed && stop && stop->load()) {
+      w.cancelled = true;
+      killed = true;
+      ::kill(-s.pid, SIGKILL);
+    }
+    // A descendant that left the group may hold the pipe: stop reading 2 s after the exit.
+    if (w.reaped && !eof && now - reaped_at > std::chrono::seconds(2)) eof = true;
+  }
+  ::close(s.out_fd);
+  if (w.tail.size() > keep) w.tail.erase(0, w.tail.size() - keep);
+  return w;
+}
+
+std::optional<std::pair<int, int>> ihdr_size(const std::string& b) {
+  static const unsigned char kSig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (b.size() < 24 || std::memcmp(b.data(), kSig, 8) != 0 || b.compare(12, 4, "IHDR") != 0) return std::nullopt;
+  auto be32 = [&](std::size_t o) {
+    return (static_cast<std::uint32_t>(static_cast<unsigned char>(b[o])) << 24) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + 1])) << 16) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + 2])) << 8) |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + 3]));
+  };
+  std::uint32_t w = be32(16), h = be32(20);
+  if (w == 0 || h == 0 || w > 0x7fffffff || h > 0x7fffffff) return std::nullopt;
+  return std::make_pair(static_cast<int>(w), static_cast<int>(h));
+}
+
+bool canvas_fits(int w, int h) {
+  auto near = [](int v, int target) { return v >= target - kCanvasTolerancePx && v <= target + kCanvasTolerancePx; };
+  return (near(w, 3200) && near(h, 1800)) || (near(w, 2400) && near(h, 2400));
+}
+
+}  // namespace
+
+BareConfig bare_config_from_env() {
+  BareConfig c;
+  c.python = env_string("PLOTQ_PYTHON", c.python);
+  c.sweep_tmp_root = env_string("PLOTQ_SWEEP_TMP_ROOT", c.sweep_tmp_root);
+  c.sweep_stderr_keep_bytes = static_cast<std::size_t>(
+      env_int("PLOTQ_SWEEP_STDERR_KEEP_BYTES", static_cast<std::int64_t>(c.sweep_stderr_keep_bytes), 1024, 16 << 20));
+  return c;
+}
+
+const char* bare_plotly_shim() { return kShim; }
+
+void remove_run_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+BareRun run_bare_python(const BareConfig& config, const std::string& source, const std::string& data_csv,
+                        const std::string& theme, bool plotly_shim, double timeout_s,
+                        const std::atomic<bool>& stop) {
+  BareRun run;
+  std::string tmpl = config.sweep_tmp_root + "/plotq-sweep-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) {
+    run.host_error = std::string("mkdtemp: ") + std::strerror(errno);
+    return run;
+  }
+  run.dir = tmpl;
+  bool ok = write_file(run.dir + "/plot.py", source);
+  if (ok && !data_csv.empty()) ok = write_file(run.dir + "/data.csv", data_csv);
+  if (ok && plotly_shim) ok = write_file(run.dir + "/plotq_bare_shim.py", kShim);
+  if (!ok) {
+    run.host_error = "cannot write the run dir";
+    return run;
+  }
+  std::vector<std::string> argv = {config.python, plotly_shim ? "plotq_bare_shim.py" : "plot.py"};
+  auto start = Clock::now();
+  Spawned s = spawn_captured(argv, child_env(theme), run.dir, 2);
+  if (s.pid < 0) {
+    run.host_error = s.error;
+    return run;
+  }
+  Waited w = wait_child(s, start, timeout_s, config.sweep_stderr_keep_bytes, &stop);
+  run.timed_out = w.timed_out;
+  run.cancelled = w.cancelled;
+  run.wall_s = w.wall_s;
+  run.cpu_s = static_cast<double>(w.usage.ru_utime.tv_sec + w.usage.ru_stime.tv_sec) +
+              static_cast<double>(w.usage.ru_utime.tv_usec + w.usage.ru_stime.tv_usec) / 1e6;
+  run.max_rss_mb = static_cast<double>(w.usage.ru_maxrss) / 1024.0;
+  if (WIFEXITED(w.status)) run.exit_code = WEXITSTATUS(w.status);
+  if (WIFSIGNALED(w.status)) run.signal = WTERMSIG(w.status);
+  run.stderr_tail = std::move(w.tail);
+  return run;
+}
+
+std::optional<std::string> read_output(const std::string& dir, const std::string& name, std::size_t cap,
+                                       std::string& reason) {
+  std::string path = dir + "/" + name;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    reason = errno == ENOENT ? "no_output" : "output_rejected";
+    return std::nullopt;
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    reason = "output_rejected";
+    return std::nullopt;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > cap) {
+    ::close(fd);
+    reason = "output_too_large";
+    return std::nullopt;
+  }
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > cap) {
+      ::close(fd);
+      reason = "output_too_large";
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+void classify_png(const std::string& png, store::SweepResult& row) {
+  auto size = ihdr_size(png);
+  if (!size) {
+    set_failure(row, "output_rejected");
+    row.detail = "not a PNG";
+    return;
+  }
+  row.width = size->first;
+  row.height = size->second;
+  if (!canvas_fits(size->first, size->second)) {
+    set_failure(row, "canvas_size");
+    row.detail = describe_size(size->first, size->second);
+    return;
+  }
+  row.outcome = "render";
+  row.reason = "ok";
+  row.error_class.reset();
+  row.png_bytes = static_cast<std::int64_t>(png.size());
+}
+
+void classify_bare(const BareConfig& config, const BareRun& run, const ClassVocabulary& classes,
+                   const std::string& png_name, store::SweepResult& row) {
+  row.exit_code = run.exit_code;
+  row.signal = run.signal;
+  row.wall_s = run.wall_s;
+  row.cpu_s = run.cpu_s;
+  row.max_rss_mb = run.max_rss_mb > 0 ? std::optional<double>(run.max_rss_mb) : std::nullopt;
+  if (!run.host_error.empty()) return set_failure(row, "io");
+  if (run.timed_out) return set_failure(row, "timeout");
+  if (run.signal) return set_failure(row, "crashed");
+  if (run.exit_code.value_or(1) != 0) {
+    auto printed = traceback_class(run.stderr_tail);
+    if (printed) return set_failure(row, "plot_error", classes.classify(*printed));
+    return set_failure(row, "nonzero_exit");
+  }
+  std::string reason;
+  auto png = read_output(run.dir, png_name, config.max_png_bytes, reason);
+  if (!png) return set_failure(row, reason);
+  classify_png(*png, row);
+}
+
+std::string figure_reason(const std::string& code) {
+  if (code == "figure_missing") return "no_output";
+  if (code == "figure_not_regular") return "output_rejected";
+  if (code == "figure_too_large") return "output_too_large";
+  if (code == "figure_empty" || code == "figure_too_deep" || code == "figure_invalid" ||
+      code == "figure_size_invalid")
+    return "figure_invalid";
+  if (code == "no_webgl" || code == "draw_failed" || code == "timeout" || code == "runtime_unavailable") return code;
+  if (code == "size_mismatch") return "canvas_size";
+  return "draw_failed";
+}
+
+ClassVocabulary load_class_vocabulary(const std::string& python, const std::string& harness_dir) {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "MPLBACKEND=Agg"};
+  if (const char* home = std::getenv("HOME")) env.push_back(std::string("HOME=") + home);
+  auto start = Clock::now();
+  Spawned s = spawn_captured({python, "-B", "-c", kVocabularyScript, harness_dir}, env, "/", 1);
+  if (s.pid < 0) throw std::runtime_error("exception vocabulary: " + s.error);
+  Waited w = wait_child(s, start, 120, 4u << 20, nullptr);
+  if (w.timed_out || !WIFEXITED(w.status) || WEXITSTATUS(w.status) != 0)
+    throw std::runtime_error("exception vocabulary: " + python + " could not import " + harness_dir + "/errors.py");
+  ClassVocabulary v;
+  try {
+    auto j = nlohmann::json::parse(w.tail);
+    for (auto& [printed, name] : j.items()) v.printed_to_name[printed] = name.get<std::string>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("exception vocabulary: unreadable answer: ") + e.what());
+  }
+  if (v.printed_to_name.empty()) throw std::runtime_error("exception vocabulary: empty");
+  return v;
+}
+
+}  // namespace plotq::runs

@@ -1,0 +1,72 @@
+// Bare mode: the sweep's control. Each file runs with plain /usr/bin/python3 in a fresh temp dir
+// (plot.py, data.csv beside it if any; env ANYPLOT_THEME and MPLBACKEND=Agg), no sandbox layer.
+// plotly files run through a minimal shim (no guard) that redirects plotly's write_image/show to
+// plot-<theme>.json; the host then draws that JSON with the same Chromium figure renderer as figure
+// mode (sandbox/figure_renderer.hpp). The exception class comes from the last traceback on stderr,
+// mapped into the harness's class vocabulary so that both modes name classes alike.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "runs/sweep_outcome.hpp"
+
+namespace plotq::runs {
+
+// Settings of bare mode; env PLOTQ_<FIELD IN UPPER CASE> (bare_config_from_env).
+struct BareConfig {
+  std::string python = PLOTQ_DEFAULT_PYTHON;  // PLOTQ_PYTHON (the sandbox's interpreter setting)
+  std::string sweep_tmp_root = "/tmp";        // PLOTQ_SWEEP_TMP_ROOT: a fresh dir per file and theme
+  std::size_t sweep_stderr_keep_bytes = 65536;  // PLOTQ_SWEEP_STDERR_KEEP_BYTES: stderr tail kept for the class
+  std::size_t max_png_bytes = kMaxPngBytes;     // same cap as the render path (10 MiB)
+};
+BareConfig bare_config_from_env();
+
+// One theme of one file, run to the end of its Python step.
+struct BareRun {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool timed_out = false;
+  bool cancelled = false;
+  std::string host_error;  // the host could not run it (temp dir, spawn); empty otherwise
+  double wall_s = 0;
+  double cpu_s = 0;
+  double max_rss_mb = 0;
+  std::string stderr_tail;  // last sweep_stderr_keep_bytes of stderr
+  std::string dir;          // the run's temp dir; the caller removes it (remove_run_dir)
+};
+
+// Blocking: runs the file to its end, its timeout, or `stop` (checked every 50 ms). The child is
+// its own process group (a terminal's Ctrl-C reaches plotq only), killed whole at the end.
+BareRun run_bare_python(const BareConfig& config, const std::string& source, const std::string& data_csv,
+                        const std::string& theme, bool plotly_shim, double timeout_s,
+                        const std::atomic<bool>& stop);
+
+// The row for a Python step that ended (no figure step): timeout, crash, plot error with its
+// class, or the PNG's checks (no_output, output_rejected, output_too_large, canvas_size).
+void classify_bare(const BareConfig& config, const BareRun& run, const ClassVocabulary& classes,
+                   const std::string& png_name, store::SweepResult& row);
+
+// Reads <dir>/<name> without following links, regular files only, at most cap bytes. Sets reason
+// to no_output / output_rejected / output_too_large when it returns nullopt.
+std::optional<std::string> read_output(const std::string& dir, const std::string& name, std::size_t cap,
+                                       std::string& reason);
+
+// The row for a PNG that came back (from Python or from the figure renderer): render, or
+// canvas_size / output_rejected (not a PNG).
+void classify_png(const std::string& png, store::SweepResult& row);
+
+// The figure renderer's code (sandbox/figure/README.md) as a render reason.
+std::string figure_reason(const std::string& figure_code);
+
+void remove_run_dir(const std::string& dir);
+
+// Runs the harness's errors.build_class_table() once with `python` and returns the printed-name
+// map. Throws std::runtime_error when it cannot (no harness, python fails).
+ClassVocabulary load_class_vocabulary(const std::string& python, const std::string& harness_dir);
+
+// The shim's source (written as plotq_bare_shim.py into the run dir of a plotly file).
+const char* bare_plotly_shim();
+
+}  // namespace plotq::runs

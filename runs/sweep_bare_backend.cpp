@@ -1,0 +1,169 @@
+// Bare mode's backend: each file's Python steps run on a worker thread of their own (blocking
+// spawn/poll/wait, runs/sweep_bare.cpp); results come back to the io_context, where plotly JSON goes
+// through the FigureRenderer theme after theme and the rows are classified.
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include <boost/asio/post.hpp>
+
+#include "runs/sweep_backends.hpp"
+#include "sandbox/figure_renderer.hpp"
+
+namespace plotq::runs {
+
+std::string sweep_support(const std::string& library, const sandbox::FigureRenderer* figures) {
+  if (library == "matplotlib" || library == "seaborn") return "ok";
+  if (library == "plotly") return figures && figures->available() ? "ok" : "runtime_unavailable";
+  if (library == "bokeh") return "runtime_unavailable";
+  return "invalid_library";
+}
+
+namespace {
+
+class BareBackend : public SweepBackend {
+ public:
+  BareBackend(boost::asio::io_context& io, BareConfig config, ClassVocabulary classes,
+              sandbox::FigureRenderer* figures)
+      : io_(io), config_(std::move(config)), classes_(std::move(classes)), figures_(figures) {}
+
+  ~BareBackend() override {
+    stop_ = true;
+    for (auto& [id, t] : threads_)
+      if (t.joinable()) t.join();
+  }
+
+  std::string support(const std::string& library) override { return sweep_support(library, figures_); }
+
+  void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
+             std::function<void(FileOutcome)> done) override {
+    std::uint64_t id = next_id_++;
+    bool plotly = task.file.library == "plotly";
+    threads_[id] = std::thread([this, id, source = task.source, csv = task.data_csv, themes, timeout_s, plotly,
+                                done = std::move(done)]() mutable {
+      std::vector<BareRun> runs;
+      for (const auto& theme : themes) {
+        if (stop_) break;
+        runs.push_back(run_bare_python(config_, source, csv, theme, plotly, timeout_s, stop_));
+      }
+      boost::asio::post(io_, [this, id, runs = std::move(runs), themes, timeout_s, plotly,
+                              done = std::move(done)]() mutable {
+        auto it = threads_.find(id);
+        if (it != threads_.end()) {
+          it->second.join();
+          threads_.erase(it);
+        }
+        finish(std::move(runs), themes, timeout_s, plotly, std::move(done));
+      });
+    });
+  }
+
+  void cancel_all() override { stop_ = true; }
+
+ private:
+  struct Pending {
+    std::vector<BareRun> runs;
+    std::vector<std::string> themes;
+    double timeout_s = 0;
+    std::vector<store::SweepResult> rows;
+    std::function<void(FileOutcome)> done;
+  };
+
+  static void cleanup(const std::vector<BareRun>& runs) {
+    for (const auto& r : runs) remove_run_dir(r.dir);
+  }
+
+  void finish(std::vector<BareRun> runs, const std::vector<std::string>& themes, double timeout_s, bool plotly,
+              std::function<void(FileOutcome)> done) {
+    bool cancelled = stop_ || runs.size() != themes.size();
+    for (const auto& r : runs) cancelled = cancelled || r.cancelled;
+    if (cancelled) {
+      cleanup(runs);
+      FileOutcome out;
+      out.cancelled = true;
+      return done(std::move(out));
+    }
+    auto p = std::make_shared<Pending>();
+    p->runs = std::move(runs);
+    p->themes = themes;
+    p->timeout_s = timeout_s;
+    p->done = std::move(done);
+    if (!plotly) {
+      for (std::size_t i = 0; i < themes.size(); ++i) {
+        store::SweepResult row;
+        row.theme = themes[i];
+        classify_bare(config_, p->runs[i], classes_, "plot-" + themes[i] + ".png", row);
+        p->rows.push_back(std::move(row));
+      }
+      return complete(p);
+    }
+    figure_step(p, 0);
+  }
+
+  // plotly: theme i's Python step wrote plot-<theme>.json (or failed); draw it, then the next.
+  void figure_step(std::shared_ptr<Pending> p, std::size_t i) {
+    if (i == p->themes.size()) return complete(p);
+    const BareRun& run = p->runs[i];
+    const std::string& theme = p->themes[i];
+    store::SweepResult row;
+    row.theme = theme;
+    bool python_ok = run.host_error.empty() && !run.timed_out && !run.signal && run.exit_code.value_or(1) == 0;
+    double remaining = p->timeout_s - run.wall_s;
+    if (!python_ok || remaining <= 0 || !figures_) {
+      classify_bare(config_, run, classes_, "plot-" + theme + ".png", row);
+      if (python_ok && remaining <= 0) set_failure(row, "timeout");
+      if (python_ok && !figures_) set_failure(row, "runtime_unavailable");
+      p->rows.push_back(std::move(row));
+      return figure_step(p, i + 1);
+    }
+    row.exit_code = run.exit_code;
+    row.wall_s = run.wall_s;
+    row.cpu_s = run.cpu_s;
+    row.max_rss_mb = run.max_rss_mb > 0 ? std::optional<double>(run.max_rss_mb) : std::nullopt;
+    std::string dir = run.dir;
+    figures_->render(dir + "/plot-" + theme + ".json", dir + "/plot-" + theme + ".png", remaining,
+                     [this, p, i, row, dir, theme](sandbox::FigureResult fr) mutable {
+                       row.wall_s += fr.wall_s;
+                       if (stop_) {
+                         cleanup(p->runs);
+                         FileOutcome out;
+                         out.cancelled = true;
+                         return p->done(std::move(out));
+                       }
+                       if (!fr.ok) {
+                         set_failure(row, figure_reason(fr.code));
+                       } else {
+                         std::string reason;
+                         auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);
+                         if (!png) set_failure(row, reason);
+                         else classify_png(*png, row);
+                       }
+                       p->rows.push_back(std::move(row));
+                       figure_step(p, i + 1);
+                     });
+  }
+
+  void complete(const std::shared_ptr<Pending>& p) {
+    cleanup(p->runs);
+    FileOutcome out;
+    out.themes = std::move(p->rows);
+    p->done(std::move(out));
+  }
+
+  boost::asio::io_context& io_;
+  BareConfig config_;
+  ClassVocabulary classes_;
+  sandbox::FigureRenderer* figures_;
+  std::atomic<bool> stop_{false};
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, std::thread> threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<SweepBackend> make_bare_backend(boost::asio::io_context& io, BareConfig config,
+                                                ClassVocabulary classes, sandbox::FigureRenderer* figures) {
+  return std::make_unique<BareBackend>(io, std::move(config), std::move(classes), figures);
+}
+
+}  // namespace plotq::runs

@@ -1,0 +1,121 @@
+#include "runs/sweep_files.hpp"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "common/sha256.hpp"
+#include "runs/render_job.hpp"
+
+namespace plotq::runs {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads a regular file without following a link, at most cap + 1 bytes (so "too large" shows).
+std::optional<std::string> read_capped(const std::string& path, std::size_t cap, bool& missing) {
+  missing = false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    missing = errno == ENOENT;
+    return std::nullopt;
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string out;
+  char buf[65536];
+  while (out.size() <= cap) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::string library_of(const std::string& rel_path) {
+  std::string name = rel_path.substr(rel_path.find_last_of('/') + 1);
+  auto dot = name.find_last_of('.');
+  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
+std::vector<SweepFile> find_sweep_files(const std::string& root, const std::string& glob,
+                                        const std::vector<std::string>& libraries) {
+  std::error_code ec;
+  fs::path base = fs::absolute(root, ec);
+  if (ec || !fs::is_directory(fs::symlink_status(base, ec)))
+    throw std::runtime_error(root + " is not a directory");
+  base = base.lexically_normal();
+  std::vector<SweepFile> out;
+  fs::recursive_directory_iterator it(base, fs::directory_options::none, ec);
+  if (ec) throw std::runtime_error("cannot read " + root + ": " + ec.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) throw std::runtime_error("cannot read " + root + ": " + ec.message());
+    const fs::directory_entry& e = *it;
+    if (!e.is_regular_file(ec) || e.is_symlink(ec)) continue;
+    std::string rel = e.path().lexically_relative(base).generic_string();
+    if (::fnmatch(glob.c_str(), rel.c_str(), FNM_PATHNAME) != 0) continue;
+    SweepFile f{rel, e.path().string(), library_of(rel)};
+    if (!libraries.empty() && std::find(libraries.begin(), libraries.end(), f.library) == libraries.end()) continue;
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(), [](const SweepFile& a, const SweepFile& b) { return a.rel_path < b.rel_path; });
+  return out;
+}
+
+std::size_t utf8_chars(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+SweepTask load_sweep_task(const SweepFile& file, std::size_t index) {
+  SweepTask t;
+  t.index = index;
+  t.file = file;
+  bool missing = false;
+  auto bytes = read_capped(file.abs_path, kMaxSweepFileBytes, missing);
+  if (!bytes) {
+    // Nothing to hash: the hash of nothing marks "unreadable" rows.
+    t.sha256 = sha256_hex("");
+    t.refused = "unreadable";
+    return t;
+  }
+  t.sha256 = sha256_hex(*bytes);
+  t.source = std::move(*bytes);
+  if (t.source.size() > kMaxSweepFileBytes || utf8_chars(t.source) > kMaxRenderSourceChars) {
+    t.refused = "source_too_large";
+    t.source.clear();
+    return t;
+  }
+  std::string csv_path = fs::path(file.abs_path).parent_path().string() + "/data.csv";
+  auto csv = read_capped(csv_path, kMaxSweepFileBytes, missing);
+  if (csv) {
+    if (csv->size() > kMaxSweepFileBytes || utf8_chars(*csv) > kMaxDataCsvChars) {
+      t.refused = "data_too_large";
+      return t;
+    }
+    t.data_csv = std::move(*csv);
+  } else if (!missing) {
+    t.refused = "unreadable";  // a data.csv that is a link, a directory, ...
+  }
+  return t;
+}
+
+}  // namespace plotq::runs

@@ -1,0 +1,48 @@
+// Which files a sweep draws: every regular file under a root whose path relative to the root
+// matches a glob (fnmatch with FNM_PATHNAME: `*` never crosses a '/'), optionally only some
+// libraries, in path order. The library is the file's stem, as in anyplot's layout
+// plots/<spec>/implementations/python/<library>.py. A file's task carries its bytes, sha256 and
+// the data.csv found beside it, if any.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace plotq::runs {
+
+inline constexpr const char* kDefaultSweepGlob = "plots/*/implementations/python/*.py";
+// A file larger than this is not read for hashing (it fails as source_too_large either way).
+inline constexpr std::size_t kMaxSweepFileBytes = 4u << 20;
+
+struct SweepFile {
+  std::string rel_path;  // relative to the root, '/'-separated
+  std::string abs_path;
+  std::string library;   // the file's stem
+};
+
+// Throws std::runtime_error when root is not a readable directory. Symlinks are not followed
+// (neither directories nor files): a catalogue is plain files. libraries empty = all.
+std::vector<SweepFile> find_sweep_files(const std::string& root, const std::string& glob,
+                                        const std::vector<std::string>& libraries);
+
+std::string library_of(const std::string& rel_path);
+
+struct SweepTask {
+  std::size_t index = 0;  // position in the sweep's file list (for job ids)
+  SweepFile file;
+  std::string sha256;     // of the file's bytes
+  std::string source;     // the file's bytes
+  std::string data_csv;   // <dir>/data.csv when present
+  // A reason decided before anything runs, the same in every mode: source_too_large,
+  // data_too_large, unreadable.
+  std::optional<std::string> refused;
+};
+
+// Reads the file (and data.csv beside it), hashes it and applies the request caps of POST /render
+// (runs/render_job.hpp: kMaxRenderSourceChars, kMaxDataCsvChars, counted in UTF-8 characters).
+SweepTask load_sweep_task(const SweepFile& file, std::size_t index);
+
+std::size_t utf8_chars(const std::string& s);
+
+}  // namespace plotq::runs

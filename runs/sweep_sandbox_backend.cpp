@@ -1,0 +1,94 @@
+// Sandbox mode's backend: each file is one RenderRequest through runs::Renderer, the in-process
+// path of POST /render (plot mode for matplotlib/seaborn, figure mode for plotly), and each theme
+// drawn is a ledger row of kind sweep.
+#include <map>
+
+#include "common/log.hpp"
+#include "runs/ledger_row.hpp"
+#include "runs/render_job.hpp"
+#include "runs/sweep_backends.hpp"
+#include "store/ledger.hpp"
+
+namespace plotq::runs {
+namespace {
+
+class SandboxBackend : public SweepBackend {
+ public:
+  SandboxBackend(Renderer& renderer, const sandbox::FigureRenderer* figures, store::Db* ledger, std::string prefix)
+      : renderer_(renderer), figures_(figures), ledger_(ledger), prefix_(std::move(prefix)) {}
+
+  std::string support(const std::string& library) override {
+    // The renderer's own answer decides; the sweep rule is the same (checked in tests).
+    std::string s = renderer_.support(library);
+    return s.empty() ? sweep_support(library, figures_) : s;
+  }
+
+  void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
+             std::function<void(FileOutcome)> done) override {
+    std::uint64_t id = next_id_++;
+    RenderRequest req;
+    req.job_id = prefix_ + "-" + std::to_string(id);
+    req.source = task.source;
+    req.library = task.file.library;
+    req.themes = themes;
+    req.timeout_s = timeout_s;
+    req.data_csv = task.data_csv;
+    std::string job_id = req.job_id;
+    handles_[id] = renderer_.render(std::move(req), [this, id, themes, job_id, done = std::move(done)](RenderResult r) {
+      handles_.erase(id);
+      FileOutcome out;
+      for (const auto& theme : themes) {
+        store::SweepResult row;
+        row.theme = theme;
+        auto it = r.outputs.find(theme);
+        if (it == r.outputs.end()) {
+          set_failure(row, "harness_error");
+          out.themes.push_back(std::move(row));
+          continue;
+        }
+        const ThemeRun& run = it->second;
+        if (run.outcome == "cancelled") out.cancelled = true;
+        apply_theme_run(run, row);
+        row.theme = theme;
+        out.themes.push_back(std::move(row));
+        if (ledger_) book(job_id, run);
+      }
+      if (cancelling_) out.cancelled = true;
+      done(std::move(out));
+    });
+  }
+
+  void cancel_all() override {
+    cancelling_ = true;
+    auto handles = handles_;  // cancel() may complete a render and erase it
+    for (auto& [id, h] : handles) h.cancel();
+  }
+
+ private:
+  void book(const std::string& job_id, const ThemeRun& run) {
+    try {
+      store::ledger::insert(*ledger_, ledger_row(RunWho{job_id, "sweep", std::nullopt, std::nullopt},
+                                                 store::RunKind::sweep, run.job, run.outcome, 0, run.theme));
+    } catch (const std::exception& e) {
+      log_event("ledger_write_failed", {{"job_id", job_id}, {"error", typeid(e).name()}});
+    }
+  }
+
+  Renderer& renderer_;
+  const sandbox::FigureRenderer* figures_;
+  store::Db* ledger_;
+  std::string prefix_;
+  bool cancelling_ = false;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, RenderHandle> handles_;
+};
+
+}  // namespace
+
+std::unique_ptr<SweepBackend> make_sandbox_backend(boost::asio::io_context&, Renderer& renderer,
+                                                   const sandbox::FigureRenderer* figures, store::Db* ledger,
+                                                   std::string job_prefix) {
+  return std::make_unique<SandboxBackend>(renderer, figures, ledger, std::move(job_prefix));
+}
+
+}  // namespace plotq::runs
