@@ -19,5 +19,6 @@ std::string take_option(Args& args, const std::string& name);
 int cmd_migrate(Args args);  // tools/cmd_migrate.cpp
 int cmd_quotas(Args args);   // tools/cmd_quotas.cpp
 int cmd_ledger(Args args);   // tools/cmd_ledger.cpp
+int cmd_sweep(Args args);    // tools/cmd_sweep.cpp
 
 }  // namespace plotq::cli

@@ -63,6 +63,12 @@ const Command kCommands[] = {
     {"ledger", plotq::cli::cmd_ledger,
      "ledger [--since 24h|ISO] [--user ID] [--kind K] [--job ID] [--limit N] [--json]\n"
      "                                                  the run ledger, newest first"},
+    {"sweep", plotq::cli::cmd_sweep,
+     "sweep run DIR [--glob G] [--library L] [--themes light,dark] [--label NAME] [--timeout S]\n"
+     "              [--mode sandbox|bare] [--server URL] [--jobs N] [--resume LABEL]\n"
+     "                                                  replay a folder of plot files, record outcomes\n"
+     "  sweep report LABEL [--json] | sweep diff A B [--json] | sweep list [--json]\n"
+     "                                                  counts and slowest files; outcome changes (exit 1)"},
     {nullptr, nullptr, nullptr}};
 
 int usage(FILE* out) {
