@@ -8,6 +8,7 @@ a class that calls itself "numpy.linalg.LinAlgError" is still UNLISTED.
 
 import builtins
 import importlib
+import sys
 
 UNLISTED = "unlisted"
 
@@ -40,6 +41,17 @@ ERROR_CLASSES = (
     "guard.GuardRefusal",
 )
 
+# Plot and figure mode add the plotting libraries' own classes.
+PLOT_ERROR_CLASSES = (
+    "matplotlib.units.ConversionError", "matplotlib.MatplotlibDeprecationWarning",
+    "PIL.UnidentifiedImageError", "PIL.Image.DecompressionBombError",
+    "pyparsing.ParseException", "pyparsing.ParseFatalException",
+    "plotly.exceptions.PlotlyError", "plotly.exceptions.PlotlyEmptyDataError",
+    "plotly.exceptions.PlotlyGraphObjectError", "plotly.exceptions.PlotlyDictKeyError",
+    "plotly.exceptions.PlotlyDictValueError", "plotly.exceptions.PlotlyListEntryError",
+    "plotly.exceptions.PlotlyDataTypeError", "_plotly_utils.exceptions.PlotlyKeyError",
+)
+
 
 def _resolve(path):
     module_name, _, attr = path.rpartition(".")
@@ -55,9 +67,24 @@ def _resolve(path):
     return None
 
 
-def build_class_table():
-    """{id(class): name} for every listed class, plus the classes themselves (kept alive so that
-    their ids stay theirs). Call before arming: it imports."""
+def _resolve_loaded(path):
+    """Like _resolve, but only through modules already imported (plot mode's extra classes:
+    naming a plotly class must not import plotly into a matplotlib run)."""
+    module_name, _, attr = path.rpartition(".")
+    parts = module_name.split(".")
+    for i in range(len(parts), 0, -1):
+        obj = sys.modules.get(".".join(parts[:i]))
+        if obj is None:
+            continue
+        for part in parts[i:] + [attr]:
+            obj = getattr(obj, part, None)
+        return obj
+    return None
+
+
+def build_class_table(extra=()):
+    """{id(class): name} for every listed class (ERROR_CLASSES, then `extra`), plus the classes
+    themselves (kept alive so that their ids stay theirs). Call before arming: it imports."""
     classes = []
     names = {}
     for name in dir(builtins):
@@ -65,17 +92,18 @@ def build_class_table():
         if isinstance(obj, type) and issubclass(obj, BaseException):
             classes.append(obj)
             names[id(obj)] = name
-    for path in ERROR_CLASSES:
-        obj = _resolve(path)
+    for path in tuple(ERROR_CLASSES) + tuple(extra):
+        obj = _resolve(path) if path in ERROR_CLASSES else _resolve_loaded(path)
         if isinstance(obj, type) and issubclass(obj, BaseException) and id(obj) not in names:
             classes.append(obj)
             names[id(obj)] = "plotq.GuardRefusal" if path == "guard.GuardRefusal" else path
     return tuple(classes), names
 
 
-def make_classifier():
-    """classify(exc) -> name or UNLISTED; everything it calls is bound now."""
-    classes, names = build_class_table()
+def make_classifier(extra=()):
+    """classify(exc) -> name or UNLISTED; everything it calls is bound now. `extra`: more
+    qualified class names (plot mode passes PLOT_ERROR_CLASSES)."""
+    classes, names = build_class_table(extra)
     _type = type
     _id = id
     _get = dict.get
@@ -87,7 +115,7 @@ def make_classifier():
     return classify
 
 
-def vocabulary():
+def vocabulary(extra=()):
     """Every name classify() can answer (for the host and the tests)."""
-    classes, names = build_class_table()
+    classes, names = build_class_table(extra)
     return sorted(set(names.values()) | {UNLISTED})

@@ -59,3 +59,28 @@ DATA_REASONS = {
     DATA_EXIT.EMPTY_TABLE: "empty_table",
     DATA_EXIT.DUPLICATE_COLUMNS: "duplicate_columns",
 }
+
+
+class PLOT_EXIT:
+    """Plot and figure mode (`--plot plot.py`, `--figure plot.py`). Names are the `reason` written
+    to result.json. 30-39, so a code never means two things across modes."""
+
+    OK = 0                   # the plot finished (or called sys.exit(0)/sys.exit()); the host
+                             # decides whether its output is there (no_output) and good
+    PLOT_ERROR = 30          # the plot raised (or did not compile); class + line in result.json
+    GUARD_REFUSED = 31       # the guard refused an operation (even if the plot caught it)
+    PLOT_EXIT = 32           # the plot raised SystemExit with a code other than 0/None
+    PLOT_MISSING = 33        # plot.py missing, not a regular file, or unreadable
+    SOURCE_INVALID = 34      # plot.py over the size cap (measured/limit bytes) or not UTF-8
+    INTERNAL = 35            # the harness itself failed
+
+
+PLOT_REASONS = {
+    PLOT_EXIT.OK: "ok",
+    PLOT_EXIT.PLOT_ERROR: "plot_error",
+    PLOT_EXIT.GUARD_REFUSED: "guard_refused",
+    PLOT_EXIT.PLOT_EXIT: "plot_exit",
+    PLOT_EXIT.PLOT_MISSING: "plot_missing",
+    PLOT_EXIT.SOURCE_INVALID: "source_invalid",
+    PLOT_EXIT.INTERNAL: "internal_error",
+}

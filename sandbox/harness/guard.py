@@ -33,7 +33,7 @@ from typing import NamedTuple
 RULES = (
     "open", "import", "listing", "process", "exit", "fd", "signal", "socket", "network",
     "ctypes", "marshal", "pickle", "frame", "gc", "filesystem", "environment", "thread", "code",
-    "hook", "mmap", "resource", "interactive", "other",
+    "hook", "mmap", "resource", "interactive", "output", "other",
 )
 STUB_EVENT_PREFIX = "plotq.refused."
 
@@ -52,8 +52,22 @@ class GuardPolicy(NamedTuple):
     getattr_allowed: frozenset         # object.__getattr__ names that are no route to a frame
     frame_callers: tuple               # ((module, qualname), ...) allowed to call sys._getframe
     unaudited: tuple                   # ((module, attribute, rule), ...) replaced by stubs
-    open_allowed: object = None        # None: every open refused; plot mode passes a predicate
-                                       # factory: f(exact_str_path, mode_str, flags_int) -> bool
+    # Plot mode: events the policy decides itself (open, import, listings, marshal.loads). The
+    # decider is a factory called by arm() before arming with the GuardTools below; it returns
+    # decide(event, args) -> True (allow), a rule (refuse) or None (the tables above decide).
+    decided_events: frozenset = frozenset()
+    decider: object = None
+
+
+class GuardTools(NamedTuple):
+    """What arm() lends a policy's decider: the permit window (no snippet code can run while it
+    is open: gc off, events pass) and C-level frame readers. frame(depth) is sys._getframe."""
+    open_window: object
+    close_window: object
+    frame: object
+    f_code: object
+    f_back: object
+    f_locals: object
 
 
 class GuardHandle(NamedTuple):
@@ -242,7 +256,7 @@ def arm(policy, code_filename):
     default_rule = policy.default_rule
     getattr_allowed = frozenset(policy.getattr_allowed)
     caller_codes = _resolve_callers(policy.frame_callers)
-    open_allowed = policy.open_allowed
+    decided = frozenset(policy.decided_events)
     state = [None, None]       # first refusal: rule, snippet line
     permit = [False]           # open only while the harness's own C-level getter calls run
     gc_off = [False]           # set once the harness suspended gc for good
@@ -258,6 +272,9 @@ def arm(policy, code_filename):
         permit[0] = False
         if was and not gc_off[0]:
             _gc_enable()
+
+    _f_locals = types.FrameType.__dict__["f_locals"].__get__
+    decide = None
 
     def snippet_line_of_stack():
         was = open_window()
@@ -289,7 +306,14 @@ def arm(policy, code_filename):
     def hook(event, args):
         if permit[0] or event in allowed:
             return
-        rule = refused.get(event)
+        rule = None
+        if event in decided:
+            verdict = decide(event, args)
+            if verdict is True:
+                return
+            rule = verdict
+        if rule is None:
+            rule = refused.get(event)
         if rule is None:
             if event == "object.__getattr__":
                 name = args[1] if _len(args) > 1 else None
@@ -314,9 +338,6 @@ def arm(policy, code_filename):
                         break
                 if rule is None:
                     return
-        elif rule == "open" and open_allowed is not None:
-            if open_allowed(args):
-                return
         if state[0] is None:
             state[0] = rule    # recorded before any further call can fail
             state[1] = snippet_line_of_stack()
@@ -360,6 +381,11 @@ def arm(policy, code_filename):
         for namespace, key, original in exits:
             _set_item(namespace, key, original)
 
+    if policy.decider is not None:
+        # Last before the hook: the decider snapshots state the stubs and patches above changed.
+        decide = policy.decider(GuardTools(
+            open_window=open_window, close_window=close_window, frame=_getframe, f_code=_f_code,
+            f_back=_f_back, f_locals=_f_locals))
     sys.addaudithook(hook)
     return GuardHandle(refusal=refusal, traceback_line=traceback_line, suspend_gc=suspend_gc,
                        release_exit=release_exit)
@@ -375,8 +401,9 @@ def _no_warning_display(*args, **kwargs):
 
 def _install_quiet_patches():
     """Library calls that would otherwise trip the guard on benign paths: pandas' warnings ask
-    inspect.currentframe() for a stack level (answered None, which pandas handles), and showing
-    a warning reads the source line through linecache (an open): warnings are not shown."""
+    inspect.currentframe() for a stack level (answered None, which pandas handles), showing
+    a warning reads the source line through linecache (an open): warnings are not shown, and
+    logging's caller lookup reads a frame."""
     inspect = sys.modules.get("inspect")
     if inspect is not None:
         current = inspect.currentframe
@@ -389,3 +416,9 @@ def _install_quiet_patches():
     warnings = sys.modules.get("warnings")
     if warnings is not None:
         warnings.showwarning = _no_warning_display
+    # logging's findCaller asks sys._getframe(1) through logging.currentframe for the record's
+    # file and line (matplotlib logs "No artists with labels ..."): answered None, the record
+    # then names an unknown caller.
+    logging = sys.modules.get("logging")
+    if logging is not None and hasattr(logging, "currentframe"):
+        logging.currentframe = _none

@@ -1,7 +1,9 @@
 """plotq harness: the Python that runs inside the sandbox child (see README.md).
 
-  harness.main(argv) -> int     argv = ["--data", "snippet.py"] (later ["--plot", ...], ["--figure", ...])
-  harness.preload(mode) -> None "data", "plot" or "raw": import what the mode needs (warm zygote)
+  harness.main(argv) -> int     argv = ["--data", "snippet.py"], ["--plot", "plot.py"] or
+                                ["--figure", "plot.py"] (plot/figure: ANYPLOT_THEME=light|dark)
+  harness.preload(mode) -> None "data", "plot", "figure" or "raw": import what the mode needs
+                                (warm zygote)
 
 main() is called in the job process, cwd = a fresh work dir, after the kernel layers are in place.
 It prints `HARNESS {"event": "start"}` first and `HARNESS {"event": "end", ...}` last, and returns
@@ -24,14 +26,17 @@ import exits  # noqa: E402
 import preload as _preload  # noqa: E402
 import records  # noqa: E402
 
-USAGE_TEXT = "usage: harness.py --data snippet.py\n"
+USAGE_TEXT = ("usage: harness.py --data snippet.py | --plot plot.py | --figure plot.py"
+              " (ANYPLOT_THEME=light|dark)\n")
 SKIP_VALIDATION_VARIABLE = "PLOTQ_HARNESS_SKIP_VALIDATION"
 
 
 def preload(mode):
     """Imports everything `mode` needs ("data": numpy, pandas with every module of pandas.core,
     pandas.tseries and pandas.api, every time zone, scipy's computing submodules and the admitted
-    standard modules; "plot": that plus matplotlib (Agg) and seaborn; "raw": nothing)."""
+    standard modules; "plot": that plus every module of matplotlib (Agg) and seaborn, the
+    builtin and frozen modules, and a warm-up draw; "figure": plot plus plotly and the trace
+    classes and validators a warm-up figure set imports; "raw": nothing)."""
     _preload.preload(mode)
 
 
@@ -44,9 +49,9 @@ def _main(argv, validate):
     if len(argv) == 2 and argv[0] == "--data" and argv[1]:
         import datamode
         return datamode.run_data(argv[1], validate=validate, preload=preload)
-    if argv and argv[0] in ("--plot", "--figure"):
-        os.write(2, b"harness: plot and figure modes are not available yet\n")
-        return exits.USAGE
+    if len(argv) == 2 and argv[0] in ("--plot", "--figure") and argv[1]:
+        import plotmode
+        return plotmode.run_plot(argv[0][2:], argv[1], prepare=_preload.prepare)
     os.write(2, USAGE_TEXT.encode("ascii"))
     return exits.USAGE
 

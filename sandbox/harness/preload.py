@@ -29,9 +29,20 @@ DATA_EXTRA_MODULES = (
     "encodings.cp1252", "encodings.unicode_escape", "encodings.raw_unicode_escape",
 )
 DATA_PACKAGES = ("pandas.core", "pandas.tseries", "pandas.api")
-PLOT_MODULES = ("matplotlib", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "seaborn")
+PLOT_MODULES = ("matplotlib", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "seaborn",
+                "mpl_toolkits.mplot3d", "mpl_toolkits.axes_grid1", "mpl_toolkits.axisartist",
+                "PIL.Image", "PIL.PngImagePlugin")
+# Packages walked in plot mode (every submodule imported), minus GUI, web and test modules.
+PLOT_PACKAGES = ("matplotlib", "seaborn")
+PLOT_SKIP = (".tests", ".testing", "backend_qt", "backend_gtk", "backend_tk", "backend_wx",
+             "backend_macosx", "backend_webagg", "backend_nbagg", "_backend_tk", "backend_cairo",
+             "qt_compat", "qt_editor", "_backend_gtk", ".sphinxext", "backend_template")
 FIGURE_MODULES = ("plotly", "plotly.graph_objects", "plotly.express", "plotly.io",
-                  "plotly.subplots")
+                  "plotly.subplots", "plotly.figure_factory", "plotly.colors",
+                  "plotly.io._utils", "plotly.io.json", "plotly.basedatatypes")
+# Builtin modules a lazy import could otherwise need _imp.create_builtin for (stubbed), and the
+# frozen ones (_imp.get_frozen_object is stubbed); the frozen test modules print on import.
+FROZEN_SKIP = ("__hello__", "__phello__", "__hello_alias__", "__hello_only__", "__phello_alias__")
 
 _done = set()
 _KEEP = []          # strong references: time zones and warm-up results stay cached
@@ -158,24 +169,196 @@ def _preload_data():
     _warm_up_data()
 
 
+def _import_builtin_and_frozen():
+    import sys
+    import _imp
+    for name in sys.builtin_module_names:
+        _import(name)
+    for name in sorted(_imp._frozen_module_names()):
+        if not name.startswith(FROZEN_SKIP):
+            _import(name)
+
+
+def _import_plot_packages():
+    for package in PLOT_PACKAGES:
+        module = _import(package)
+        path = getattr(module, "__path__", None)
+        if path is None:
+            continue
+        for info in pkgutil.walk_packages(path, package + ".", onerror=lambda name: None):
+            if any(part in info.name for part in PLOT_SKIP):
+                continue
+            _import(info.name)
+
+
+def _warm_up_plot():
+    """Draws the common matplotlib and seaborn paths once (inside rc_context, so no style leaks
+    into the jobs): their lazy imports happen now, the fonts matplotlib will use are opened and
+    cached (regular, bold, mathtext), PIL's PNG writer is loaded."""
+    import io
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+    import seaborn as sns
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=60), "y": rng.normal(size=60),
+                          "g": np.repeat(["a", "b", "c"], 20),
+                          "t": pd.date_range("2020-01-01", periods=60, freq="D")})
+
+    def draw(style, seaborn_theme):
+        with matplotlib.rc_context():
+            plt.style.use(style)
+            if seaborn_theme:
+                sns.set_theme(style="whitegrid")
+            fig, axes = plt.subplots(2, 3, figsize=(3, 2), dpi=20)
+            ax = axes[0][0]
+            ax.plot(frame["t"], frame["x"], label="line")
+            ax.set_title("Title $x^2$", fontsize=14, fontweight="bold")
+            ax.set_xlabel("time", fontstyle="italic")
+            ax.legend()
+            ax.annotate("note", xy=(0.5, 0.5), xycoords="axes fraction",
+                        arrowprops={"arrowstyle": "->"})
+            axes[0][1].bar(["a", "b"], [1, 2])
+            points = axes[0][2].scatter(frame["x"], frame["y"], c=frame["y"], cmap="viridis")
+            fig.colorbar(points, ax=axes[0][2])
+            axes[1][0].hist(frame["x"], bins=5)
+            axes[1][1].pie([1, 2, 3], labels=["p", "q", "r"], autopct="%1.0f%%")
+            axes[1][2].imshow(rng.normal(size=(4, 4)))
+            fig.suptitle("warm-up")
+            fig.savefig(io.BytesIO(), format="png", dpi=20)
+            plt.close(fig)
+            if not seaborn_theme:
+                return
+            fig, axes = plt.subplots(2, 4, figsize=(3, 2), dpi=20)
+            sns.lineplot(data=frame, x="x", y="y", hue="g", ax=axes[0][0])
+            sns.scatterplot(data=frame, x="x", y="y", hue="g", ax=axes[0][1])
+            sns.heatmap(frame[["x", "y"]].corr(), annot=True, fmt=".2f", cmap="vlag", ax=axes[0][2])
+            sns.violinplot(data=frame, x="g", y="x", ax=axes[0][3])
+            sns.histplot(data=frame, x="x", kde=True, ax=axes[1][0])
+            sns.barplot(data=frame, x="g", y="y", ax=axes[1][1])
+            sns.boxplot(data=frame, x="g", y="y", ax=axes[1][2])
+            sns.kdeplot(data=frame, x="x", ax=axes[1][3])
+            fig.savefig(io.BytesIO(), format="png", dpi=20)
+            plt.close(fig)
+            fig = plt.figure(figsize=(2, 2), dpi=20)
+            fig.add_subplot(2, 2, 1, projection="3d").plot([0, 1], [0, 1], [0, 1])
+            fig.add_subplot(2, 2, 4, projection="polar").plot([0, 1], [1, 2])
+            fig.savefig(io.BytesIO(), format="png", dpi=20)
+            plt.close(fig)
+
+    for style, seaborn_theme in (("default", False), ("dark_background", True)):
+        try:
+            draw(style, seaborn_theme)
+        except Exception:
+            pass
+    plt.close("all")
+
+
+def _warm_up_figure():
+    """Builds and serializes the common plotly figures once: plotly imports its trace classes
+    and validators lazily (graph_objs, validators), the templates are read from package data."""
+    import numpy as np
+    import pandas as pd
+    import plotly.express as px
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from plotly.subplots import make_subplots
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30),
+                          "g": np.repeat(["a", "b", "c"], 10), "n": np.arange(30)})
+    traces = [
+        lambda: go.Scatter(x=[1, 2], y=[3, 4], mode="lines+markers", marker={"size": 8, "color": [1, 2]},
+                           line={"width": 2}, name="s", text=["a", "b"], hovertemplate="%{y}"),
+        lambda: go.Scattergl(x=[1, 2], y=[1, 2]), lambda: go.Bar(x=["a", "b"], y=[1, 2], text=[1, 2]),
+        lambda: go.Histogram(x=[1, 2, 2]), lambda: go.Box(y=[1, 2, 3]), lambda: go.Violin(y=[1, 2, 3]),
+        lambda: go.Heatmap(z=[[1, 2], [3, 4]], colorscale="Viridis"), lambda: go.Contour(z=[[1, 2], [3, 4]]),
+        lambda: go.Pie(labels=["a", "b"], values=[1, 2], hole=0.3), lambda: go.Scatter3d(x=[1], y=[1], z=[1]),
+        lambda: go.Surface(z=[[1, 2], [3, 4]]), lambda: go.Candlestick(x=[1], open=[1], high=[2], low=[0], close=[1]),
+        lambda: go.Funnel(y=["a"], x=[1]), lambda: go.Sunburst(labels=["a"], parents=[""]),
+        lambda: go.Treemap(labels=["a"], parents=[""]), lambda: go.Scatterpolar(r=[1], theta=[0]),
+        lambda: go.Indicator(value=1), lambda: go.Table(cells={"values": [[1]]}),
+        lambda: go.Histogram2d(x=[1], y=[1]), lambda: go.Waterfall(x=["a"], y=[1]),
+        lambda: go.Sankey(node={"label": ["a", "b"]}, link={"source": [0], "target": [1], "value": [1]}),
+        lambda: go.Ohlc(x=[1], open=[1], high=[2], low=[0], close=[1]), lambda: go.Image(z=[[[0, 0, 0]]]),
+    ]
+    figures = []
+    for make in traces:
+        try:
+            figures.append(go.Figure(make()))
+        except Exception:
+            pass
+
+    def express():
+        return [px.scatter(frame, x="x", y="y", color="g", size="n", trendline=None),
+                px.line(frame, x="n", y="y", color="g"), px.bar(frame, x="g", y="y"),
+                px.histogram(frame, x="x"), px.box(frame, x="g", y="y"), px.violin(frame, y="y"),
+                px.pie(frame, names="g", values="n"), px.imshow([[1, 2], [3, 4]]),
+                px.density_heatmap(frame, x="x", y="y"), px.area(frame, x="n", y="y"),
+                px.scatter_3d(frame, x="x", y="y", z="n"), px.strip(frame, x="g", y="y")]
+
+    def subplots():
+        fig = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"), specs=[[{}, {}]])
+        fig.add_trace(go.Scatter(x=[1], y=[1]), row=1, col=1)
+        fig.add_trace(go.Bar(x=["a"], y=[1]), row=1, col=2)
+        return [fig]
+
+    for step in (express, subplots):
+        try:
+            figures.extend(step())
+        except Exception:
+            pass
+    for name in ("plotly", "plotly_white", "plotly_dark", "ggplot2", "seaborn", "simple_white",
+                 "presentation", "none"):
+        try:
+            _KEEP.append(pio.templates[name])
+        except Exception:
+            pass
+    for fig in figures:
+        try:
+            fig.update_layout(title="t", template="plotly_dark", width=800, height=450,
+                              xaxis_title="x", yaxis_title="y", legend={"orientation": "h"},
+                              font={"size": 14}, margin={"l": 10}, showlegend=True)
+            fig.update_xaxes(showgrid=True)
+            fig.update_yaxes(showgrid=True)
+            fig.update_traces(opacity=0.9)
+            fig.add_annotation(text="n", x=1, y=1)
+            fig.add_shape(type="line", x0=0, x1=1, y0=0, y1=1)
+            fig.to_json()
+            fig.to_dict()
+        except Exception:
+            pass
+
+
+# The harness's own modules for plot and figure mode (imported by main() otherwise).
+PLOT_HARNESS_MODULES = ("plotmode", "plotguard", "figurejson", "errors", "records", "guard")
+
+
 def _preload_plot():
     _preload_data()
+    for name in PLOT_HARNESS_MODULES:
+        _import(name)
     matplotlib = _import("matplotlib")
     if matplotlib is not None:
         matplotlib.use("Agg")
     for name in PLOT_MODULES:
         _import(name)
+    _import_plot_packages()
+    _import_builtin_and_frozen()
+    _warm_up_plot()
 
 
 def _preload_figure():
     _preload_plot()
     for name in FIGURE_MODULES:
         _import(name)
+    _warm_up_figure()
 
 
 def preload(mode):
     """Imports everything `mode` needs ("data", "plot", "figure" or "raw"; "figure" is plot mode's
-    stack plus plotly, until issue 6 settles it). Never arms anything."""
+    stack plus plotly and its lazily imported trace classes and validators). Never arms
+    anything."""
     if mode not in MODES:
         raise ValueError("unknown preload mode")
     if mode in _done:
@@ -191,3 +374,28 @@ def preload(mode):
             _preload_figure()
             _done.update(("data", "plot"))
     _done.add(mode)
+
+
+def prepare(mode):
+    """What a plot or figure run needs before arming, when no zygote preloaded it (the cold
+    path): matplotlib with Agg and its font manager (matplotlib reads its rc file and font cache
+    at import, outside what the guard lets a plot read), seaborn, PIL's PNG writer, plotly for
+    figure mode (its write_image is redirected before arming), every builtin and frozen module
+    (their loaders stay stubbed). Everything else a plot imports comes later, under the guard,
+    through the stock loaders. A no-op after preload(mode)."""
+    if mode not in ("plot", "figure"):
+        raise ValueError("prepare() is for plot and figure mode")
+    if mode in _done or ("prepared-" + mode) in _done:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        matplotlib = _import("matplotlib")
+        if matplotlib is not None:
+            matplotlib.use("Agg")
+        for name in PLOT_MODULES + ("matplotlib.font_manager",):
+            _import(name)
+        if mode == "figure":
+            for name in FIGURE_MODULES:
+                _import(name)
+        _import_builtin_and_frozen()
+    _done.add("prepared-" + mode)

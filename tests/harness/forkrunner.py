@@ -1,7 +1,8 @@
-"""A test-side zygote: preload("data") once, then fork one child per job, the way the launcher's
-warm path does. Never arms anything itself; each child arms its own guard and exits.
+"""A test-side zygote: preload(mode) once (argv[2], default "data"), then fork one child per job,
+the way the launcher's warm path does. Never arms anything itself; each child arms its own guard
+and exits.
 
-Protocol (one JSON object per line): stdin {"work", "capture", "argv", "validate"} ->
+Protocol (one JSON object per line): stdin {"work", "capture", "argv", "validate", "env"} ->
 stdout {"work", "exit"}. A child runs with cwd = work, stdin /dev/null, stdout/stderr to files in
 `capture` (outside the work dir), and calls harness.main(argv) -- or, with validate=false,
 harness._main(argv, validate=False), the guard layer on its own. Exit status = the harness's code.
@@ -14,7 +15,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import harness  # noqa: E402
 
-harness.preload("data")
+harness.preload(sys.argv[2] if len(sys.argv) > 2 else "data")
 
 
 def child(job):
@@ -27,6 +28,7 @@ def child(job):
     os.dup2(err, 2)
     os.closerange(3, 256)
     os.environ.update({"HOME": job["work"], "TMPDIR": job["work"]})
+    os.environ.update(job.get("env") or {})
     exit_now = os._exit
     try:
         if job["validate"]:

@@ -44,21 +44,23 @@ def _read(path, binary=False):
 
 
 def run_harness(source, skip_validation=False, files=None, argv=None, snippet_name="snippet.py",
-                work=None):
-    """Runs `python3 -I harness.py --data snippet.py` in a fresh work dir holding `source`."""
+                work=None, env=None):
+    """Runs `python3 -I harness.py --data snippet.py` (or `argv`) in a fresh work dir holding
+    `source` as `snippet_name`; `env` is added to the contract's environment."""
     work = work or tempfile.mkdtemp(prefix="plotq-harness-")
     if source is not None:
         data = source if isinstance(source, bytes) else source.encode("utf-8")
         with open(os.path.join(work, snippet_name), "wb") as f:
             f.write(data)
     for name, content in (files or {}).items():
-        with open(os.path.join(work, name), "w") as f:
+        with open(os.path.join(work, name), "wb" if isinstance(content, bytes) else "w") as f:
             f.write(content)
-    env = base_env(work)
+    full_env = base_env(work)
+    full_env.update(env or {})
     if skip_validation:
-        env[SKIP_VALIDATION] = "1"
+        full_env[SKIP_VALIDATION] = "1"
     args = argv if argv is not None else ["--data", snippet_name]
-    proc = subprocess.run([PYTHON, "-I", HARNESS, *args], cwd=work, env=env,
+    proc = subprocess.run([PYTHON, "-I", HARNESS, *args], cwd=work, env=full_env,
                           capture_output=True, timeout=RUN_TIMEOUT_S)
     result = _read(os.path.join(work, "result.json"))
     validation = _read(os.path.join(work, "validation.json"))
@@ -81,22 +83,23 @@ class ForkRunner:
     """A warm test zygote (forkrunner.py): one preload, one fork per job. Not thread-safe: give
     each thread its own runner."""
 
-    def __init__(self):
-        self.proc = subprocess.Popen([PYTHON, "-B", "-I", FORK_RUNNER, HARNESS_DIR],
+    def __init__(self, mode="data"):
+        self.proc = subprocess.Popen([PYTHON, "-B", "-I", FORK_RUNNER, HARNESS_DIR, mode],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=base_env(tempfile.gettempdir()), text=True)
 
-    def run(self, source, validate=True, files=None, argv=None):
+    def run(self, source, validate=True, files=None, argv=None, snippet_name="snippet.py",
+            env=None):
         work = tempfile.mkdtemp(prefix="plotq-harness-")
         capture = tempfile.mkdtemp(prefix="plotq-capture-")
         if source is not None:
             data = source if isinstance(source, bytes) else source.encode("utf-8")
-            with open(os.path.join(work, "snippet.py"), "wb") as f:
+            with open(os.path.join(work, snippet_name), "wb") as f:
                 f.write(data)
         for name, content in (files or {}).items():
-            with open(os.path.join(work, name), "w") as f:
+            with open(os.path.join(work, name), "wb" if isinstance(content, bytes) else "w") as f:
                 f.write(content)
-        job = {"work": work, "capture": capture, "validate": validate,
+        job = {"work": work, "capture": capture, "validate": validate, "env": env or {},
                "argv": argv if argv is not None else ["--data", "snippet.py"]}
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
@@ -122,10 +125,11 @@ class ForkRunner:
         self.proc.stdout.close()
 
 
-def run_forked(jobs):
-    """{name: (source, kwargs)} -> {name: Run} through two warm runners in parallel."""
+def run_forked(jobs, mode="data"):
+    """{name: (source, kwargs)} -> {name: Run} through two warm runners (preload(mode)) in
+    parallel."""
     names = list(jobs)
-    runners = [ForkRunner() for _ in range(WORKERS)]
+    runners = [ForkRunner(mode) for _ in range(WORKERS)]
     try:
         def work(index):
             out = {}

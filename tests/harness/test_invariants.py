@@ -16,6 +16,8 @@ import datamode  # noqa: E402
 import errors  # noqa: E402
 import exits  # noqa: E402
 import guard  # noqa: E402
+import plotguard  # noqa: E402
+import plotmode  # noqa: E402
 import records  # noqa: E402
 import table  # noqa: E402
 import validator  # noqa: E402
@@ -54,7 +56,8 @@ def nested_lookups(factory):
 class ClosureDiscipline(unittest.TestCase):
     def test_post_arm_closures_bind_everything(self):
         for factory in (guard.arm, guard._make_stub, table.make_converter, records.make_writer,
-                        errors.make_classifier, datamode.make_data_run):
+                        errors.make_classifier, datamode.make_data_run, plotguard.make_decider,
+                        plotmode.make_plot_run):
             with self.subTest(factory=factory.__name__):
                 self.assertEqual(nested_lookups(factory), [])
 
@@ -94,6 +97,37 @@ class ExitCodes(unittest.TestCase):
         self.assertEqual(len(set(reasons.values())), len(reasons))
         for code, reason in reasons.items():
             self.assertRegex(readme, r"\| %d \| `%s` \|" % (code, re.escape(reason)))
+
+
+class PlotExitCodes(unittest.TestCase):
+    def codes(self):
+        return {name: value for name, value in vars(exits.PLOT_EXIT).items() if name.isupper()}
+
+    def test_disjoint_from_data_mode_and_reserved(self):
+        plot = set(self.codes().values()) - {0}
+        data = {v for k, v in vars(exits.DATA_EXIT).items() if k.isupper()} - {0}
+        self.assertEqual(len(plot), len(self.codes()) - 1)
+        self.assertFalse(plot & data)
+        self.assertFalse(plot & {1, 2, 3, 137})
+        self.assertTrue(all(30 <= v < 40 for v in plot), plot)
+
+    def test_every_code_has_a_reason_and_is_documented(self):
+        readme = read_readme()
+        reasons = exits.PLOT_REASONS
+        self.assertEqual(set(reasons), set(self.codes().values()))
+        self.assertEqual(len(set(reasons.values())), len(reasons))
+        for code, reason in reasons.items():
+            self.assertRegex(readme, r"\| %d \| `%s` \|" % (code, re.escape(reason)))
+
+    def test_plot_policy_rules_are_in_the_vocabulary(self):
+        policy = plotguard.make_plot_policy("plot-light.png", work_dir="/tmp/job")
+        used = set(policy.refused_events.values()) | {r for _, r in policy.refused_prefixes}
+        used |= {r for _, _, r in policy.unaudited} | {"open", "import", "listing", "marshal"}
+        self.assertLessEqual(used, set(guard.RULES))
+        # plot mode keeps every data-mode stub but the two an installed extension's import needs
+        dropped = set(guard.DATA_UNAUDITED) - set(policy.unaudited)
+        self.assertEqual(dropped, {("_imp", "exec_dynamic", "import"), ("_imp", "exec_builtin", "import")})
+        self.assertIn(("posix", "set_blocking", "fd"), policy.unaudited)
 
 
 class Vocabularies(unittest.TestCase):

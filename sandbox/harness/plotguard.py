@@ -1,0 +1,403 @@
+"""PlotGuard: the guard policy of plot and figure mode (README.md, "Plot and figure mode").
+
+make_plot_policy(output_name, data_name) -> GuardPolicy, built after preload and before arming.
+The plot may:
+  - write only its own output in the work dir (plot-<theme>.png, or plot-<theme>.json in figure
+    mode): an open with any write flag (O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, O_TMPFILE)
+    on any other path is refused (rule `open`);
+  - read the installed Python packages (the install prefixes), matplotlib's data directory, the
+    font files matplotlib knows, the time zone database and data.csv beside it; nothing else
+    (another job's dir, /etc, /proc, its own output, the work dir's listing: refused);
+  - import modules of the installed packages through the interpreter's stock loaders.
+Everything data mode refuses (process, socket, network, ctypes, fd stubs incl. os.set_blocking,
+fcntl.*, signals, threads, frames, gc, filesystem changes, ...) stays refused.
+
+Import trust (reference 2.4, rules A-C). A module body run by an import gets no exemption here:
+it runs under this same guard. What an import needs beyond plot code is marshal.loads (code
+objects made from bytes, which could be crafted), and that is what the rules protect:
+  A. an open by a file loader's get_data or zipimport's archive reader is refused outside the
+     install prefixes (captured from sysconfig/site before arming), whoever drives the loader;
+     so no loader ever reads a file the plot wrote;
+  B. marshal.loads passes only when called by the interpreter's _compile_bytecode under get_code
+     of exactly SourceFileLoader or SourcelessFileLoader, whose classes (MRO and every entry) are
+     intact since arming, on an instance holding only its own `name` and `path` (a file in the
+     install), while the module globals of the import machinery (_frozen_importlib(_external)),
+     _io, marshal, _imp and the builtins are unchanged since arming and no gc callback was added
+     (a callback could swap them back between the read and the load). A custom loader, a patched
+     class, an instance override, a swapped `_io.open_code` or `builtins.memoryview`: refused;
+  C. the `import` event _imp.create_dynamic raises with an extension module's file is refused
+     when the file is outside the install, before the native code loads.
+Refusals under A-C have the rule `import`; a direct marshal call by the plot has `marshal`.
+
+Paths are judged as exact str (a str subclass is copied with str.join, bytes decoded, anything
+else refused), made absolute against the work dir and normalized lexically; the plot cannot
+make links (os.symlink is refused) or change directory (os.chdir is refused).
+"""
+
+import builtins
+import collections
+import gc
+import os
+import site
+import sys
+import sysconfig
+import types
+import zipimport
+import zoneinfo
+
+import _imp
+import _io
+import marshal
+
+import guard
+
+# Flags that make an open a write (O_TMPFILE without its O_DIRECTORY part).
+WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+               | (getattr(os, "O_TMPFILE", 0) & ~os.O_DIRECTORY))
+DECIDED_EVENTS = frozenset({"open", "import", "os.listdir", "os.scandir", "marshal.loads",
+                            "object.__setattr__"})
+
+# Callers allowed to call sys._getframe in plot mode, checked by code identity. None hands a
+# frame to plot code: namedtuple and typing._caller read a module name from it (plotly's and the
+# libraries' NamedTuples and TypeVars), matplotlib's warn_external walks it for a warning's stack
+# level. (logging's currentframe is answered None by the guard's quiet patches.)
+PLOT_FRAME_CALLERS = (
+    ("collections", "namedtuple"),
+    ("typing", "_caller"),
+    ("matplotlib._api", "warn_external"),
+)
+
+# Data mode's stub table without _imp.exec_dynamic/exec_builtin: a lazy import of an installed
+# extension needs them, and they only run the exec slots of a module object that was created but
+# not executed yet (already executed modules are skipped), which only create_dynamic (rule C) or
+# the still-stubbed create_builtin can make. os.set_blocking stays stubbed (rule `fd`), fcntl.*
+# events are refused by prefix.
+PLOT_UNAUDITED = tuple(entry for entry in guard.DATA_UNAUDITED
+                       if entry[:2] not in (("_imp", "exec_dynamic"), ("_imp", "exec_builtin")))
+
+
+def install_prefixes():
+    """Directories of the installed Python packages, as the import system names them: the
+    stdlib (and its zip), lib-dynload, site and dist packages. Never the work dir, the harness
+    dir or anything the job can write."""
+    found = []
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if paths.get(key):
+            found.append(paths[key])
+    try:
+        found.extend(site.getsitepackages())
+    except AttributeError:
+        pass
+    for entry in sys.path:   # the stdlib zip and lib-dynload, when they are separate entries
+        if isinstance(entry, str) and (entry.endswith(".zip") or entry.endswith("lib-dynload")):
+            found.append(entry)
+    out = []
+    for path in found:
+        path = os.path.normpath(path)
+        if os.path.isabs(path) and path != "/" and path not in out:
+            out.append(path)
+    return tuple(out)
+
+
+# Package data Debian keeps outside the install: plotly's templates and px.data's datasets.
+PACKAGE_DATA_DIRS = ("/usr/share/python3-plotly/templates", "/usr/share/python3-plotly/datasets")
+
+
+def data_read_roots():
+    """(prefixes, exact files) plot code may read besides the install: matplotlib's data dir,
+    the time zone database, Debian's plotly package data, the font files matplotlib's font
+    manager lists."""
+    prefixes = [path for path in PACKAGE_DATA_DIRS if os.path.isdir(path)]
+    files = set()
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is not None:
+        prefixes.append(os.path.normpath(matplotlib.get_data_path()))
+    for path in zoneinfo.TZPATH:
+        prefixes.append(os.path.normpath(path))
+    font_manager = sys.modules.get("matplotlib.font_manager")
+    manager = getattr(font_manager, "fontManager", None)
+    for entry in list(getattr(manager, "ttflist", ())) + list(getattr(manager, "afmlist", ())):
+        name = getattr(entry, "fname", None)
+        if isinstance(name, str) and os.path.isabs(name):
+            files.add(os.path.normpath(name))
+    return tuple(p for p in prefixes if os.path.isabs(p) and p != "/"), frozenset(files)
+
+
+class MachinerySnapshot(types.SimpleNamespace):
+    """The import machinery as it was when the guard was armed (rule B)."""
+
+
+def snapshot_machinery():
+    ext = sys.modules["_frozen_importlib_external"]
+    boot = sys.modules["_frozen_importlib"]
+    get_dict = type.__dict__["__dict__"].__get__
+    get_mro = type.__dict__["__mro__"].__get__
+    loaders = (ext.SourceFileLoader, ext.SourcelessFileLoader)
+    classes = []
+    for loader in loaders:
+        for cls in get_mro(loader):
+            if cls is not object and cls not in classes:
+                classes.append(cls)
+    return MachinerySnapshot(
+        loaders=loaders,
+        classes=tuple((cls, get_mro(cls), dict(get_dict(cls))) for cls in classes),
+        modules=tuple((namespace, dict(namespace)) for namespace in
+                      (ext.__dict__, boot.__dict__, _io.__dict__, marshal.__dict__, _imp.__dict__)),
+        builtins=(builtins.__dict__, dict(builtins.__dict__)),
+        gc_callbacks=(gc.callbacks, tuple(gc.callbacks)),
+        compile_code=ext._compile_bytecode.__code__,
+        get_codes=(ext.SourceLoader.get_code.__code__, ext.SourcelessFileLoader.get_code.__code__),
+        reader_codes=(ext.FileLoader.get_data.__code__, zipimport._read_directory.__code__,
+                      zipimport._get_data.__code__),
+        instance_dict=ext._LoaderBasics.__dict__["__dict__"].__get__,
+        namedtuple_code=collections.namedtuple.__code__,
+    )
+
+
+def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_files, machinery):
+    """The factory guard.arm() calls with its GuardTools. Everything decide() uses is bound here
+    (the closure-discipline test checks it); decide() reads its arguments by exact type only."""
+    _type = type
+    _str = str
+    _bytes = bytes
+    _int = int
+    _len = len
+    _tuple = tuple
+    _dict = dict
+    _list_append = list.append
+    _list_pop = list.pop
+    _split = str.split
+    _join = str.join
+    _startswith = str.startswith
+    _decode = bytes.decode
+    _dict_get = dict.get
+    _dict_items = dict.items
+    _get_mro = type.__dict__["__mro__"].__get__
+    _get_dict = type.__dict__["__dict__"].__get__
+    _mapping_items = types.MappingProxyType.items
+    cwd = _str(work_dir)
+    output_path = cwd + "/" + output_name
+    data_path = cwd + "/" + data_name if data_name else None
+    install_prefixes = _tuple(install)
+    other_prefixes = _tuple(read_prefixes)
+    exact_files = frozenset(read_files)
+    write_flags = WRITE_FLAGS
+    loaders = machinery.loaders
+    classes = machinery.classes
+    modules = machinery.modules
+    builtins_now, builtins_then = machinery.builtins
+    callbacks_now, callbacks_then = machinery.gc_callbacks
+    compile_code = machinery.compile_code
+    get_codes = machinery.get_codes
+    reader_codes = machinery.reader_codes
+    instance_dict = machinery.instance_dict
+    namedtuple_code = machinery.namedtuple_code
+    _function = types.FunctionType
+    own_keys = ("name", "path")
+    missing = object()
+
+    def factory(tools):
+        open_window = tools.open_window
+        close_window = tools.close_window
+        frame_at = tools.frame
+        f_code = tools.f_code
+        f_back = tools.f_back
+        f_locals = tools.f_locals
+
+        def exact_path(value):
+            kind = _type(value)
+            if kind is _str:
+                return value
+            if kind is _bytes:
+                return _decode(value, "utf-8", "surrogateescape")
+            for base in _get_mro(kind):
+                if base is _str:
+                    return _join("", [value])   # an exact str copy; no method of the subclass runs
+                if base is _bytes:
+                    return _decode(value, "utf-8", "surrogateescape")
+            return None
+
+        def absolute(path):
+            if not _startswith(path, "/"):
+                path = cwd + "/" + path
+            parts = []
+            for part in _split(path, "/"):
+                if part == "" or part == ".":
+                    continue
+                if part == "..":
+                    if parts:
+                        _list_pop(parts)
+                    continue
+                _list_append(parts, part)
+            return "/" + _join("/", parts)
+
+        def under(path, prefixes):
+            for prefix in prefixes:
+                if path == prefix or _startswith(path, prefix + "/"):
+                    return True
+            return False
+
+        def raiser_code():
+            # decide (0) <- hook (1) <- the Python frame whose call raised the event (2)
+            was = open_window()
+            try:
+                return f_code(frame_at(3))
+            finally:
+                close_window(was)
+
+        def same_dict(live, then, extra_keys_ok):
+            # Keys are compared only as exact str: a planted key object's __hash__/__eq__
+            # would run inside the permit window.
+            count = 0
+            for key, value in _dict_items(live):
+                if _type(key) is not _str:
+                    return False
+                old = _dict_get(then, key, missing)
+                if old is missing:
+                    if extra_keys_ok:
+                        continue
+                    return False
+                if old is not value:
+                    return False
+                count += 1
+            return count == _len(then)
+
+        def machinery_intact():
+            for cls, mro, entries in classes:
+                if _get_mro(cls) is not mro:
+                    return False
+                count = 0
+                for key, value in _mapping_items(_get_dict(cls)):
+                    if _type(key) is not _str or _dict_get(entries, key, missing) is not value:
+                        return False
+                    count += 1
+                if count != _len(entries):
+                    return False
+            for live, then in modules:
+                if not same_dict(live, then, False):
+                    return False
+            if not same_dict(builtins_now, builtins_then, True):
+                return False
+            if _len(callbacks_now) != _len(callbacks_then):
+                return False
+            index = 0
+            for callback in callbacks_now:
+                if callback is not callbacks_then[index]:
+                    return False
+                index += 1
+            return True
+
+        def trusted_marshal():
+            was = open_window()
+            try:
+                frame = frame_at(3)               # the caller of marshal.loads
+                if f_code(frame) is not compile_code:
+                    return False
+                frame = f_back(frame)             # get_code of a stock loader
+                if frame is None:
+                    return False
+                code = f_code(frame)
+                if code is not get_codes[0] and code is not get_codes[1]:
+                    return False
+                loader = None
+                for key, value in _dict_items(f_locals(frame)):
+                    if _type(key) is _str and key == "self":
+                        loader = value
+                kind = _type(loader)
+                if kind is not loaders[0] and kind is not loaders[1]:
+                    return False
+                state = instance_dict(loader)
+                if _type(state) is not _dict:
+                    return False
+                path = None
+                for key, value in _dict_items(state):
+                    if _type(key) is not _str or (key != own_keys[0] and key != own_keys[1]):
+                        return False
+                    if _type(value) is not _str:
+                        return False
+                    if key == own_keys[1]:
+                        path = value
+                if path is None or not under(absolute(path), install_prefixes):
+                    return False
+                return machinery_intact()
+            finally:
+                close_window(was)
+
+        def decide(event, args):
+            if _type(args) is not _tuple:
+                return None
+            if event == "open":
+                if _len(args) < 3:
+                    return "open"
+                path = exact_path(args[0])
+                flags = args[2]
+                if path is None or _type(flags) is not _int:
+                    return "open"       # descriptors (io.FileIO(fd), os.fdopen) and odd paths
+                full = absolute(path)
+                if flags & write_flags:
+                    return True if full == output_path else "open"
+                if raiser_code() in reader_codes:    # rule A
+                    return True if under(full, install_prefixes) else "import"
+                if under(full, install_prefixes) or under(full, other_prefixes):
+                    return True
+                if full in exact_files or (data_path is not None and full == data_path):
+                    return True
+                return "open"
+            if event == "import":                   # rule C (a filename: an extension's file)
+                if _len(args) < 2 or args[1] is None:
+                    return True                     # the import system starts a search
+                path = exact_path(args[1])
+                if path is not None and under(absolute(path), install_prefixes):
+                    return True
+                return "import"
+            if event == "os.listdir" or event == "os.scandir":
+                target = args[0] if _len(args) else None
+                path = "." if target is None else exact_path(target)
+                if path is not None and under(absolute(path), install_prefixes):
+                    return True                     # the import system's directory caches
+                return "listing"
+            if event == "object.__setattr__":
+                # namedtuple(..., defaults=...) sets its own __new__.__defaults__ (typing's
+                # NamedTuple always does); any other function attribute set: the tables decide
+                if (_len(args) > 1 and _type(args[0]) is _function and _type(args[1]) is _str
+                        and args[1] == "__defaults__" and raiser_code() is namedtuple_code):
+                    return True
+                return None
+            if event == "marshal.loads":            # rule B
+                if trusted_marshal():
+                    return True
+                return "import" if raiser_code() is compile_code else "marshal"
+            return None
+
+        return decide
+
+    return factory
+
+
+def make_plot_policy(output_name, data_name="data.csv", work_dir=None):
+    """The PlotGuard policy for one run. Call after preload (it reads the font list and snapshots
+    the import machinery) and just before arming."""
+    work_dir = os.path.normpath(work_dir or os.getcwd())
+    prefixes, files = data_read_roots()
+    refused = {event: rule for event, rule in guard.DATA_POLICY.refused_events.items()
+               if event not in DECIDED_EVENTS}
+    decider_inputs = (work_dir, output_name, data_name, install_prefixes(), prefixes, files)
+
+    def decider(tools):
+        # The snapshot is taken here, inside arm(), after the stubs and quiet patches are in
+        # place and right before the hook is installed.
+        return make_decider(*decider_inputs, snapshot_machinery())(tools)
+
+    return guard.GuardPolicy(
+        name="plot",
+        allowed_events=guard.DATA_POLICY.allowed_events,
+        refused_events=refused,
+        refused_prefixes=guard.DATA_POLICY.refused_prefixes,
+        default_rule=guard.DATA_POLICY.default_rule,
+        getattr_allowed=guard.DATA_POLICY.getattr_allowed,
+        frame_callers=PLOT_FRAME_CALLERS,
+        unaudited=PLOT_UNAUDITED,
+        decided_events=DECIDED_EVENTS,
+        decider=decider,
+    )

@@ -1,0 +1,277 @@
+"""Plot and figure mode: `harness.py --plot plot.py` (matplotlib, seaborn: the plot writes
+plot-<theme>.png) and `harness.py --figure plot.py` (plotly: the plot step writes
+plot-<theme>.json; the host draws it with Chromium, outside the sandbox).
+
+Order of operations (README.md explains each choice):
+ 1. the theme from ANYPLOT_THEME: light or dark, else usage (exit 2, no record);
+ 2. read plot.py (no links, regular file, capped), decode UTF-8, compile it (what runs is what
+    was read; a syntax error is a plot_error SyntaxError at its line, nothing ran);
+ 3. prepare(mode) (a no-op in a warm zygote child that ran preload(mode));
+ 4. figure mode: plotly's write_image/show redirected to plot-<theme>.json (figurejson.py);
+ 5. open result.json (descriptor kept), build the classifier and the post-run closure, cut
+    sys.path to the install, give the plot a fresh __main__ module;
+ 6. build PlotGuard's policy, arm, exec the plot, catch everything (SystemExit too), record.
+"""
+
+import builtins
+import os
+import resource
+import stat
+import sys
+import types
+
+import records
+from errors import PLOT_ERROR_CLASSES, make_classifier
+from exits import PLOT_EXIT, PLOT_REASONS, USAGE
+from guard import arm
+from plotguard import install_prefixes, make_plot_policy
+
+THEMES = ("light", "dark")
+THEME_VARIABLE = "ANYPLOT_THEME"
+DATA_FILE = "data.csv"
+# The render route's source cap is 131,072 characters; at most 4 UTF-8 bytes each.
+MAX_PLOT_CHARS = 131_072
+MAX_PLOT_BYTES = 4 * MAX_PLOT_CHARS
+
+
+def output_name(mode, theme):
+    return "plot-%s.%s" % (theme, "json" if mode == "figure" else "png")
+
+
+def read_plot(path):
+    """(text, None) or (None, (exit code, measured, limit)). Never follows a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None, (PLOT_EXIT.PLOT_MISSING, None, None)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, (PLOT_EXIT.PLOT_MISSING, None, None)
+        if info.st_size > MAX_PLOT_BYTES:
+            return None, (PLOT_EXIT.SOURCE_INVALID, info.st_size, MAX_PLOT_BYTES)
+        chunks = []
+        total = 0
+        while total <= MAX_PLOT_BYTES:
+            chunk = os.read(fd, MAX_PLOT_BYTES + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError:
+        return None, (PLOT_EXIT.PLOT_MISSING, None, None)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > MAX_PLOT_BYTES:
+        return None, (PLOT_EXIT.SOURCE_INVALID, len(data), MAX_PLOT_BYTES)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None, (PLOT_EXIT.SOURCE_INVALID, None, None)
+    if len(text) > MAX_PLOT_CHARS:
+        return None, (PLOT_EXIT.SOURCE_INVALID, len(text), MAX_PLOT_CHARS)
+    return text, None
+
+
+def base_record(mode, theme, exit_code):
+    return {"mode": mode, "theme": theme, "output": output_name(mode, theme),
+            "exit_code": exit_code, "reason": PLOT_REASONS[exit_code], "error": None,
+            "refusal": None, "exit_request": None, "measured": None, "limit": None}
+
+
+def make_plot_run(result_fd, classify, writer, mode, theme):
+    """run(code, module, handle) -> exit code: executes the plot and records the outcome.
+    Closure discipline: only names bound here (no global or builtin lookup after arming)."""
+    encode, write_all, write_at_start, encode_line = writer
+    _exec = exec
+    _type = type
+    _str = str
+    _int = int
+    _bool = bool
+    _round = round
+    _issubclass = issubclass
+    _base_exception = BaseException
+    _system_exit = SystemExit
+    _exit_value = SystemExit.__dict__["code"].__get__   # the C slot, never a subclass property
+    _fstat = os.fstat
+    _len = len
+    _getrusage = resource.getrusage
+    _rusage_self = resource.RUSAGE_SELF
+    _flush_stdout = sys.stdout.flush
+    _encode_text = str.encode
+    _set_item = dict.__setitem__
+    _items = dict.items
+    _modules = sys.modules
+    _old_main = sys.modules.get("__main__")
+    reasons = dict(PLOT_REASONS)
+    template = base_record(mode, theme, PLOT_EXIT.OK)
+    OK = PLOT_EXIT.OK
+    GUARD_REFUSED = PLOT_EXIT.GUARD_REFUSED
+    PLOT_ERROR = PLOT_EXIT.PLOT_ERROR
+    EXIT = PLOT_EXIT.PLOT_EXIT
+    INTERNAL = PLOT_EXIT.INTERNAL
+
+    def finish(exit_code, error, refusal_record, exit_request):
+        record = {}
+        for key, value in _items(template):
+            record[key] = value
+        record["exit_code"] = exit_code
+        record["reason"] = reasons[exit_code]
+        record["error"] = error
+        record["refusal"] = refusal_record
+        record["exit_request"] = exit_request
+        data = _encode_text(encode(record) + "\n", "ascii")
+        write_at_start(result_fd, data)
+        if _fstat(result_fd)[6] != _len(data):
+            exit_code = GUARD_REFUSED       # something else wrote to result.json
+        line = "plotq-harness: exit " + _str(exit_code) + " " + reasons[exit_code]
+        if error is not None:
+            line = line + " (" + error["class"] + (
+                " at line " + _str(error["line"]) if error["line"] is not None else "") + ")"
+        if refusal_record is not None:
+            line = line + " (refused: " + refusal_record["rule"] + ")"
+        try:
+            write_all(2, _encode_text(line + "\n", "ascii", "replace"))
+        except _base_exception:
+            pass    # stderr is advisory; the plot may have closed it
+        return exit_code
+
+    def end_line():
+        try:
+            _flush_stdout()
+        except _base_exception:
+            pass
+        try:
+            usage = _getrusage(_rusage_self)
+            write_all(1, encode_line("HARNESS ", {
+                "event": "end", "max_rss_mb": _round(usage[2] / 1024, 1),
+                "cpu_s": _round(usage[0] + usage[1], 3)}))
+        except _base_exception:
+            pass    # advisory; the plot may have closed fd 1
+
+    def body(code, namespace, refusal, traceback_line, suspend_gc):
+        error = None
+        try:
+            _exec(code, namespace)
+        except _base_exception as exc:
+            error = exc
+        # From here on no collection runs the plot's finalizers or gc callbacks.
+        suspend_gc()
+        exit_code = OK
+        error_record = None
+        exit_request = None
+        if error is not None:
+            if _issubclass(_type(error), _system_exit):
+                value = _exit_value(error)
+                if _type(value) is _bool:
+                    value = _int(value)
+                if value is None or (_type(value) is _int and value == 0):
+                    exit_code = OK         # sys.exit() / sys.exit(0): the plot ended itself
+                else:
+                    exit_code = EXIT
+                    exit_request = value if _type(value) is _int else None
+                    error_record = {"class": "SystemExit", "line": traceback_line(error)}
+            else:
+                exit_code = PLOT_ERROR
+                error_record = {"class": classify(error), "line": traceback_line(error)}
+        refusal_record = None
+        refused = refusal()
+        if refused is not None:
+            exit_code = GUARD_REFUSED
+            refusal_record = {"rule": refused[0], "line": refused[1]}
+        exit_code = finish(exit_code, error_record, refusal_record, exit_request)
+        refused = refusal()
+        if refused is not None and exit_code != GUARD_REFUSED:
+            exit_code = GUARD_REFUSED      # a refusal while writing (should never happen)
+        end_line()
+        return exit_code
+
+    def run(code, namespace, handle):
+        refusal, traceback_line, suspend_gc, release_exit = handle
+        try:
+            exit_code = body(code, namespace, refusal, traceback_line, suspend_gc)
+        except _base_exception:
+            exit_code = INTERNAL
+            end_line()
+        if _old_main is not None:
+            _set_item(_modules, "__main__", _old_main)
+        release_exit()
+        return exit_code
+
+    return run
+
+
+def _pre_arm_exit(mode, theme, exit_code, writer, error=None, measured=None, limit=None):
+    """A run that ends before the guard is armed: records written normally."""
+    encode, write_all, write_at_start, encode_line = writer
+    record = base_record(mode, theme, exit_code)
+    record["error"] = error
+    record["measured"] = measured
+    record["limit"] = limit
+    fd = os.open(records.RESULT_FILE, records.CREATE_FLAGS, records.CREATE_MODE)
+    try:
+        write_all(fd, (encode(record) + "\n").encode("ascii"))
+    finally:
+        os.close(fd)
+    line = "plotq-harness: exit %d %s" % (exit_code, PLOT_REASONS[exit_code])
+    if error is not None:
+        line += " (%s%s)" % (error["class"], "" if error["line"] is None else
+                             " at line %d" % error["line"])
+    write_all(2, (line + "\n").encode("ascii"))
+    sys.stdout.flush()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    write_all(1, encode_line("HARNESS ", {
+        "event": "end", "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)}))
+    return exit_code
+
+
+def run_plot(mode, plot_path, prepare=None, environ=None):
+    """Plot or figure mode. Returns the exit code (PLOT_EXIT, or USAGE for a bad theme).
+    `prepare` is preload.prepare."""
+    environ = os.environ if environ is None else environ
+    theme = environ.get(THEME_VARIABLE)
+    if theme not in THEMES:
+        os.write(2, b"harness: ANYPLOT_THEME must be light or dark\n")
+        return USAGE
+    writer = records.make_writer()
+    text, problem = read_plot(plot_path)
+    if text is None:
+        exit_code, measured, limit = problem
+        return _pre_arm_exit(mode, theme, exit_code, writer, measured=measured, limit=limit)
+    filename = str(plot_path)
+    try:
+        code = compile(text, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        line = exc.lineno if isinstance(exc.lineno, int) else None
+        return _pre_arm_exit(mode, theme, PLOT_EXIT.PLOT_ERROR, writer,
+                             error={"class": "SyntaxError", "line": line})
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return _pre_arm_exit(mode, theme, PLOT_EXIT.PLOT_ERROR, writer,
+                             error={"class": "SyntaxError", "line": None})
+    if prepare is not None:
+        prepare(mode)
+    if mode == "figure":
+        try:
+            import figurejson
+            figurejson.install(output_name(mode, theme))
+        except Exception:
+            os.write(2, b"harness: plotly is not available for figure mode\n")
+            return _pre_arm_exit(mode, theme, PLOT_EXIT.INTERNAL, writer)
+    result_fd = os.open(records.RESULT_FILE, records.CREATE_FLAGS, records.CREATE_MODE)
+    classify = make_classifier(PLOT_ERROR_CLASSES)
+    run = make_plot_run(result_fd, classify, writer, mode, theme)
+    # The plot's world: a fresh __main__ module, sys.argv naming it, sys.path only the install
+    # (the harness's own directory is not importable by name).
+    main_module = types.ModuleType("__main__")
+    namespace = main_module.__dict__
+    namespace.update({"__file__": filename, "__builtins__": builtins, "__cached__": None})
+    sys.modules["__main__"] = main_module
+    sys.argv = [filename]
+    prefixes = install_prefixes()
+    sys.path[:] = [entry for entry in sys.path if isinstance(entry, str) and any(
+        entry == p or entry.startswith(p + "/") for p in prefixes)]
+    policy = make_plot_policy(output_name(mode, theme), DATA_FILE)
+    # Armed from here: the next line only calls the closure with the handle.
+    return run(code, namespace, arm(policy, filename))
