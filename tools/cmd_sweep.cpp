@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -449,7 +450,10 @@ int sweep_run(const std::string& db_path, Args args) {
   std::unique_ptr<runs::Renderer> renderer;
 #endif
   std::unique_ptr<runs::SweepBackend> backend;
+  // Chromium only when a pending file needs it (its start costs a second or two).
+  bool any_plotly = std::any_of(pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; });
   auto start_figures = [&] {
+    if (!any_plotly) return;
     figures = std::make_unique<sandbox::FigureRenderer>(io, sandbox::figure_config_from_env());
     if (!figures->available()) {
       std::fprintf(stderr, "plotq sweep: figure renderer unavailable (%s): plotly files fail as runtime_unavailable\n",

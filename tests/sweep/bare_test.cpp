@@ -1,0 +1,232 @@
+// Bare mode with the real /usr/bin/python3: environment and work dir, timeout and stop (the whole
+// process group dies), exit classes, the PNG checks, and the plotly shim.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "runs/sweep_bare.hpp"
+#include "sandbox/config.hpp"
+#include "tests/sweep/helpers.hpp"
+
+using namespace plotq;
+using namespace plotq::runs;
+
+namespace {
+
+const ClassVocabulary& vocabulary() {
+  static ClassVocabulary v =
+      load_class_vocabulary(PLOTQ_DEFAULT_PYTHON, sandbox::resolved(sandbox::Config{}).harness_dir);
+  return v;
+}
+
+// Python that writes a PNG header of w x h (IHDR only: the size check reads no more).
+std::string png_writer(const std::string& name_expr, int w, int h) {
+  return "import struct, zlib\n"
+         "def _chunk(t, d):\n"
+         "    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))\n"
+         "with open(" + name_expr + ", 'wb') as _f:\n"
+         "    _f.write(b'\\x89PNG\\r\\n\\x1a\\n' + _chunk(b'IHDR', struct.pack('>IIBBBBB', " +
+         std::to_string(w) + ", " + std::to_string(h) + ", 8, 0, 0, 0, 0)) + _chunk(b'IEND', b''))\n";
+}
+
+struct Ran {
+  BareRun run;
+  store::SweepResult row;
+};
+
+Ran bare(const std::string& source, double timeout_s = 30, const std::string& csv = "",
+         const std::string& theme = "light", bool plotly = false) {
+  std::atomic<bool> stop{false};
+  BareConfig c;
+  Ran r;
+  r.run = run_bare_python(c, source, csv, theme, plotly, timeout_s, stop);
+  r.row.theme = theme;
+  classify_bare(c, r.run, vocabulary(), "plot-" + theme + ".png", r.row);
+  return r;
+}
+
+struct DirGuard {
+  std::string dir;
+  ~DirGuard() { remove_run_dir(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("bare: the file runs as plot.py in a fresh dir with ANYPLOT_THEME, MPLBACKEND=Agg, data.csv") {
+  Ran r = bare(
+      "import os, sys\n"
+      "assert os.path.basename(os.getcwd()).startswith('plotq-sweep-'), os.getcwd()\n"
+      "assert sorted(os.listdir('.')) == ['data.csv', 'plot.py'], os.listdir('.')\n"
+      "assert open('data.csv').read() == 'x,y\\n1,2\\n'\n"
+      "assert os.environ['MPLBACKEND'] == 'Agg'\n"
+      "assert 'PLOTQ_DB' not in os.environ and 'PYTHONPATH' not in os.environ\n"
+      "assert sys.executable == '/usr/bin/python3', sys.executable\n" +
+          png_writer("'plot-%s.png' % os.environ['ANYPLOT_THEME']", 3200, 1800),
+      30, "x,y\n1,2\n", "dark");
+  DirGuard g{r.run.dir};
+  INFO(r.run.stderr_tail);
+  CHECK(r.run.exit_code == 0);
+  CHECK(r.row.outcome == "render");
+  CHECK(r.row.width == 3200);
+  CHECK(r.row.height == 1800);
+  CHECK(r.row.png_bytes > 0);
+  CHECK(r.run.wall_s > 0);
+  CHECK(r.run.max_rss_mb > 1);
+}
+
+TEST_CASE("bare: a plot error is the exception class from the traceback, in the harness's names") {
+  Ran r = bare("import sys\nsys.stderr.write('x' * 200000 + '\\n')\nd = {}\nd['missing']\n");
+  DirGuard g{r.run.dir};
+  CHECK(r.run.exit_code == 1);
+  CHECK(r.row.outcome == "fail");
+  CHECK(r.row.reason == "plot_error");
+  CHECK(r.row.error_class == "KeyError");  // found although 200 KB of stderr came first
+
+  Ran own = bare("class PlotFailure(Exception):\n    pass\nraise PlotFailure('no')\n");
+  DirGuard g2{own.run.dir};
+  CHECK(own.row.error_class == "unlisted");
+
+  Ran syn = bare("def (:\n");
+  DirGuard g3{syn.run.dir};
+  CHECK(syn.row.error_class == "SyntaxError");
+
+  Ran pd = bare("import io, pandas\npandas.read_csv(io.StringIO('a,b\\n1,2\\n3,4,5,6\\n'))\n");
+  DirGuard g4{pd.run.dir};
+  CHECK(pd.row.error_class == "pandas.errors.ParserError");
+}
+
+TEST_CASE("bare: exit 0 without the PNG, a wrong canvas, a link, a non-PNG, a crash, an exit code") {
+  Ran none = bare("print('drawn, never saved')\n");
+  DirGuard g1{none.run.dir};
+  CHECK(none.row.reason == "no_output");
+  CHECK(none.row.exit_code == 0);
+
+  Ran small = bare(png_writer("'plot-light.png'", 800, 600));
+  DirGuard g2{small.run.dir};
+  CHECK(small.row.reason == "canvas_size");
+  CHECK(small.row.detail == "800x600");
+
+  Ran square = bare(png_writer("'plot-light.png'", 2410, 2390));  // within 16 px of 2400x2400
+  DirGuard g3{square.run.dir};
+  CHECK(square.row.outcome == "render");
+
+  Ran link = bare(png_writer("'real.png'", 3200, 1800) + "import os\nos.symlink('real.png', 'plot-light.png')\n");
+  DirGuard g4{link.run.dir};
+  CHECK(link.row.reason == "output_rejected");
+
+  Ran text = bare("open('plot-light.png', 'w').write('not a png at all, long enough to have a header')\n");
+  DirGuard g5{text.run.dir};
+  CHECK(text.row.reason == "output_rejected");
+  CHECK(text.row.detail == "not a PNG");
+
+  Ran big = bare("open('plot-light.png', 'wb').write(b'\\0' * (10 * 1024 * 1024 + 1))\n");
+  DirGuard g6{big.run.dir};
+  CHECK(big.row.reason == "output_too_large");
+
+  Ran seg = bare("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n");
+  DirGuard g7{seg.run.dir};
+  CHECK(seg.row.reason == "crashed");
+  CHECK(seg.row.signal == SIGSEGV);
+
+  Ran code = bare("import os\nos._exit(3)\n");
+  DirGuard g8{code.run.dir};
+  CHECK(code.row.reason == "nonzero_exit");
+  CHECK(code.row.exit_code == 3);
+}
+
+TEST_CASE("bare: the timeout kills the whole process group, descendants included") {
+  sweep_test::TempDir t;
+  std::string pidfile = t.file("child.pid");
+  auto start = std::chrono::steady_clock::now();
+  Ran r = bare("import subprocess, time\n"
+               "p = subprocess.Popen(['/bin/sleep', '60'])\n"
+               "open('" + pidfile + "', 'w').write(str(p.pid))\n"
+               "time.sleep(60)\n",
+               1.0);
+  DirGuard g{r.run.dir};
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(r.run.timed_out);
+  CHECK(r.row.reason == "timeout");
+  CHECK(took < 10);
+  std::ifstream in(pidfile);
+  pid_t child = 0;
+  in >> child;
+  REQUIRE(child > 0);
+  // The grandchild was in the group: it must be dead within a moment (gone, or a zombie where
+  // the container's init does not reap).
+  auto dead = [](pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto paren = text.rfind(')');
+    return text.empty() || (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z');
+  };
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = dead(child);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(gone);
+}
+
+TEST_CASE("bare: stop cancels a running file at once") {
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  BareRun r = run_bare_python(BareConfig{}, "import time\ntime.sleep(60)\n", "", "light", false, 30, stop);
+  stopper.join();
+  remove_run_dir(r.dir);
+  CHECK(r.cancelled);
+  CHECK_FALSE(r.timed_out);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
+}
+
+TEST_CASE("bare: the plotly shim writes the figure JSON, with write_image's size in the layout") {
+  Ran r = bare(
+      "import plotly.graph_objects as go\n"
+      "fig = go.Figure(go.Bar(x=['a', 'b'], y=[1, 2]))\n"
+      "fig.write_image('plot-dark.png', width=1600, height=900, scale=2)\n",
+      60, "", "dark", true);
+  DirGuard g{r.run.dir};
+  INFO(r.run.stderr_tail);
+  REQUIRE(r.run.exit_code == 0);
+  std::ifstream in(r.run.dir + "/plot-dark.json");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str());
+  CHECK(j["data"][0]["type"] == "bar");
+  CHECK(j["layout"]["width"] == 1600);
+  CHECK(j["layout"]["height"] == 900);
+  CHECK_FALSE(std::ifstream(r.run.dir + "/plot-dark.png"));  // kaleido never ran
+
+  // show() is redirected too; an error in the plot keeps its class through the shim.
+  Ran s = bare("import plotly.express as px\npx.scatter(x=[1, 2], y=[3, 4]).show()\n", 60, "", "light", true);
+  DirGuard g2{s.run.dir};
+  CHECK(s.run.exit_code == 0);
+  CHECK(std::ifstream(s.run.dir + "/plot-light.json"));
+  Ran e = bare("import plotly.graph_objects as go\ngo.Figure().update_layout(nonsense_key=1)\n", 60, "", "light", true);
+  DirGuard g3{e.run.dir};
+  CHECK(e.row.reason == "plot_error");
+  CHECK(e.row.error_class == "ValueError");
+}
+
+TEST_CASE("bare: figure renderer codes map onto the render reasons") {
+  CHECK(figure_reason("figure_missing") == "no_output");
+  CHECK(figure_reason("figure_not_regular") == "output_rejected");
+  CHECK(figure_reason("figure_too_large") == "output_too_large");
+  CHECK(figure_reason("figure_too_deep") == "figure_invalid");
+  CHECK(figure_reason("figure_invalid") == "figure_invalid");
+  CHECK(figure_reason("no_webgl") == "no_webgl");
+  CHECK(figure_reason("timeout") == "timeout");
+  CHECK(figure_reason("runtime_unavailable") == "runtime_unavailable");
+}

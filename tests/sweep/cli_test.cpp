@@ -1,0 +1,254 @@
+// The real plotq binary: diff exit codes and listings, report/list, argument refusals, Ctrl-C then
+// --resume on a bare sweep, and the progress bar on a terminal.
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/sweep/helpers.hpp"
+
+using namespace plotq;
+using namespace plotq::sweep_test;
+
+namespace {
+
+struct Run {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// args are plain words chosen by the tests. PLOTQ_DB is unset so --db rules.
+Run plotq_cli(const TempDir& t, const std::string& args) {
+  std::string out = t.file("stdout"), err = t.file("stderr");
+  std::string cmd = "env -u PLOTQ_DB " + std::string(PLOTQ_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Run r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A file that takes `sleep_s` and then writes a 3200x1800 PNG header (the size check reads no more).
+std::string slow_plot(double sleep_s) {
+  return "import os, struct, time, zlib\n"
+         "time.sleep(" + std::to_string(sleep_s) + ")\n"
+         "def c(t, d):\n"
+         "    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))\n"
+         "open('plot-%s.png' % os.environ['ANYPLOT_THEME'], 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + "
+         "c(b'IHDR', struct.pack('>IIBBBBB', 3200, 1800, 8, 0, 0, 0, 0)) + c(b'IEND', b''))\n";
+}
+
+std::string catalogue(const TempDir& t, int n, double sleep_s) {
+  for (int i = 0; i < n; ++i)
+    t.write("cat/plots/p" + std::to_string(i) + "/implementations/python/matplotlib.py", slow_plot(sleep_s));
+  return t.file("cat");
+}
+
+// Two sweeps in one database, written through the store (the CLI only reads them).
+std::string two_sweeps(const TempDir& t, bool same) {
+  std::string path = t.file("p.db");
+  auto db = migrated(path);
+  for (const std::string label : {"bare", "sandbox"}) {
+    std::int64_t id = store::sweeps::create(*db, make_sweep(label, label), kNow);
+    store::sweeps::record_file(*db, id, {render_row("plots/a/implementations/python/matplotlib.py")}, kNow);
+    if (same || label == "bare")
+      store::sweeps::record_file(*db, id, {fail_row("plots/b/implementations/python/seaborn.py", "plot_error", "ValueError")}, kNow);
+    else
+      store::sweeps::record_file(*db, id, {fail_row("plots/b/implementations/python/seaborn.py", "guard_refused", std::nullopt, "light", 'f')}, kNow);
+    if (!same && label == "sandbox")
+      store::sweeps::record_file(*db, id, {render_row("plots/c/implementations/python/matplotlib.py")}, kNow);
+    store::sweeps::end_session(*db, id, "done", 3.0, kNow + 5);
+  }
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("cli: diff exits 0 when no file changed outcome") {
+  TempDir t;
+  std::string db = two_sweeps(t, true);
+  Run d = plotq_cli(t, "--db " + db + " sweep diff bare sandbox");
+  CHECK(d.rc == 0);
+  CHECK(contains(d.out, "0 differences in 2 rows compared"));
+  Run j = plotq_cli(t, "sweep diff bare sandbox --json --db " + db);
+  CHECK(j.rc == 0);
+  auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["count"] == 0);
+  CHECK(doc["compared"] == 2);
+}
+
+TEST_CASE("cli: diff lists changed and one-sided files with hashes and exits 1") {
+  TempDir t;
+  std::string db = two_sweeps(t, false);
+  Run d = plotq_cli(t, "--db " + db + " sweep diff bare sandbox");
+  CHECK(d.rc == 1);
+  CHECK(contains(d.out, "plots/b/implementations/python/seaborn.py"));
+  CHECK(contains(d.out, "fail ValueError"));
+  CHECK(contains(d.out, "fail guard_refused"));
+  CHECK(contains(d.out, std::string(12, 'a') + " -> " + std::string(12, 'f')));
+  CHECK(contains(d.out, "plots/c/implementations/python/matplotlib.py"));
+  CHECK(contains(d.out, "only_b"));
+  CHECK(contains(d.out, "2 differences in 2 rows compared"));
+  CHECK_FALSE(contains(d.out, "plots/a/"));
+  Run j = plotq_cli(t, "--db " + db + " sweep diff bare sandbox --json");
+  CHECK(j.rc == 1);
+  CHECK(nlohmann::json::parse(j.out)["count"] == 2);
+}
+
+TEST_CASE("cli: report, list - unknown labels and bad arguments exit 2") {
+  TempDir t;
+  std::string db = two_sweeps(t, false);
+  Run r = plotq_cli(t, "--db " + db + " sweep report sandbox --json");
+  REQUIRE(r.rc == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["rows"] == 3);
+  CHECK(doc["outcomes"]["render"] == 2);
+  CHECK(doc["outcomes"]["fail"] == 1);
+  CHECK(doc["by_reason"][0]["reason_class"] == "guard_refused");
+  Run text = plotq_cli(t, "--db " + db + " sweep report bare");
+  CHECK(text.rc == 0);
+  CHECK(contains(text.out, "ValueError"));
+  CHECK(contains(text.out, "slowest:"));
+  Run l = plotq_cli(t, "--db " + db + " sweep list");
+  CHECK(l.rc == 0);
+  CHECK(contains(l.out, "bare"));
+  CHECK(contains(l.out, "sandbox"));
+  CHECK(nlohmann::json::parse(plotq_cli(t, "--db " + db + " sweep list --json").out).size() == 2);
+
+  CHECK(plotq_cli(t, "--db " + db + " sweep diff bare nope").rc == 2);
+  CHECK(plotq_cli(t, "--db " + db + " sweep report nope").rc == 2);
+  CHECK(plotq_cli(t, "--db " + db + " sweep diff bare").rc == 2);
+  CHECK(plotq_cli(t, "--db " + t.file("missing.db") + " sweep diff a b").rc == 2);
+  CHECK(plotq_cli(t, "--db " + db + " sweep frobnicate").rc == 2);
+  CHECK(plotq_cli(t, "--db " + db + " sweep run").rc == 2);
+  std::string cat = catalogue(t, 1, 0);
+  for (const std::string bad : {"--mode docker", "--themes light,light", "--themes sepia", "--timeout 0",
+                                "--timeout 500", "--jobs 0", "--label a/b", "--mode bare --server http://x",
+                                "--label bare", "--bogus 1"}) {
+    INFO(bad);
+    Run b = plotq_cli(t, "--db " + db + " sweep run " + cat + " " + bad);
+    CHECK(b.rc == 2);
+  }
+  CHECK(plotq_cli(t, "--db " + db + " sweep run " + t.file("nowhere") + " --mode bare").rc == 2);
+  CHECK(plotq_cli(t, "--db " + db + " sweep run --resume nope").rc == 2);
+}
+
+TEST_CASE("cli: Ctrl-C stops a bare sweep cleanly - --resume draws only the rest") {
+  TempDir t;
+  std::string cat = catalogue(t, 6, 0.6);
+  std::string db = t.file("p.db");
+  std::string err = t.file("run1.err"), out = t.file("run1.out");
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(e, 2);
+    ::dup2(o, 1);
+    ::unsetenv("PLOTQ_DB");
+    ::execl(PLOTQ_CLI_PATH, "plotq", "--db", db.c_str(), "sweep", "run", cat.c_str(), "--mode", "bare", "--themes",
+            "light", "--label", "r", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Ctrl-C once two files are recorded (the plain progress lines say so).
+  bool seen = false;
+  for (int i = 0; i < 1200 && !seen; ++i) {
+    seen = contains(slurp(err), "[2/6]");
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(seen);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  std::string first = slurp(err);
+  CHECK(contains(slurp(out), "interrupted"));
+  CHECK(contains(slurp(out), "plotq sweep run --resume r"));
+
+  std::vector<std::string> done_first;
+  {
+    auto d = store::Db::open(db);
+    auto s = store::sweeps::find(*d, "r");
+    REQUIRE(s);
+    CHECK(s->state == "interrupted");
+    done_first = store::sweeps::finished_paths(*d, s->id);
+  }
+  CHECK(done_first.size() >= 2);
+  CHECK(done_first.size() < 6);
+  for (const auto& p : done_first) CHECK(contains(first, p));
+
+  // A resume with another outcome-deciding setting is refused.
+  CHECK(plotq_cli(t, "--db " + db + " sweep run --resume r --themes light,dark").rc == 2);
+  Run again = plotq_cli(t, "--db " + db + " sweep run --resume r");
+  CHECK(again.rc == 0);
+  CHECK(contains(again.err, "resuming r: " + std::to_string(done_first.size()) + " of 6 files already recorded"));
+  for (const auto& p : done_first) CHECK_FALSE(contains(again.err, p));  // not drawn again
+  CHECK(contains(again.out, "done, 6 of 6 files recorded (" + std::to_string(6 - done_first.size()) + " this run)"));
+  auto d = store::Db::open(db);
+  auto s = store::sweeps::find(*d, "r");
+  CHECK(s->state == "done");
+  auto rows = store::sweeps::results(*d, s->id);
+  CHECK(rows.size() == 6);
+  for (const auto& r : rows) CHECK(r.outcome == "render");
+  // A resume of a finished sweep has nothing left to do.
+  Run idle = plotq_cli(t, "--db " + db + " sweep run --resume r");
+  CHECK(idle.rc == 0);
+  CHECK(contains(idle.out, "(0 this run)"));
+}
+
+TEST_CASE("cli: on a terminal the progress is a bar with counts, rate and ETA") {
+  TempDir t;
+  std::string cat = catalogue(t, 2, 0);
+  std::string db = t.file("p.db");
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::unsetenv("PLOTQ_DB");
+    ::execl(PLOTQ_CLI_PATH, "plotq", "--db", db.c_str(), "sweep", "run", cat.c_str(), "--mode", "bare", "--themes",
+            "light", "--label", "tty", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 120000) <= 0) break;
+    ssize_t n = ::read(master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO once the child closed the terminal
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(contains(text, "\r\033[K["));
+  CHECK(contains(text, "2/2 files"));
+  CHECK(contains(text, "render 2"));
+  CHECK(contains(text, "files/s"));
+  CHECK(contains(text, "ETA"));
+  CHECK_FALSE(contains(text, "[1/2] "));  // no plain lines on a terminal
+}
