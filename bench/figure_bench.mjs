@@ -4,11 +4,12 @@
 // uid 65533 with its own sandbox) against a cold one-shot `chromium --headless --screenshot` of the
 // same figure, in the same run.
 //
-//   node bench/figure_bench.mjs [--renders=20] [--gap-ms=2500] [--cold=5] [--figure=PATH]
+//   node bench/figure_bench.mjs [--renders=20] [--gap-ms=1000] [--cold=5] [--figure=PATH]
 //
-// Warm, spaced: one render, then --gap-ms idle (in plotq the plot step runs before every figure
-// render, and the renderer prepares its next fresh page meanwhile). Warm, back-to-back: no gap, so
-// every render also waits for its fresh page. Times are request -> answer at the client (ms).
+// Warm, spaced: one render, then at least --gap-ms and until the renderer is idle again (in plotq
+// the plot step runs before every figure render, and the renderer makes its next fresh page
+// meanwhile). Warm, back-to-back: no gap, so renders also wait for fresh pages. Times are
+// request -> answer at the client (ms); CPU is the renderer tree's user+sys time in that window.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,7 +24,7 @@ const CHROMIUM = process.env.PLOTQ_CHROMIUM || '/usr/bin/chromium';
 
 const opt = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const RENDERS = Number(opt.renders || 20);
-const GAP_MS = Number(opt['gap-ms'] ?? 2500);
+const GAP_MS = Number(opt['gap-ms'] ?? 1000);
 const COLD = Number(opt.cold || 5);
 const FIGURE = opt.figure || path.join(ROOT, 'tests', 'figure', 'fixtures', 'scatter-light.json');
 
@@ -82,10 +83,23 @@ function startRenderer() {
   return { child, next };
 }
 
+// Waits until the renderer is idle (its spare pages made): its process tree used under 5 % of a
+// core over 250 ms, after at least minMs; gives up waiting after 20 s.
+async function settle(r, minMs) {
+  await sleep(minMs);
+  const until = performance.now() + 20000;
+  for (let c = treeCpuMs(r.child.pid); performance.now() < until;) {
+    await sleep(250);
+    const now = treeCpuMs(r.child.pid);
+    if (now - c < 12.5) return;
+    c = now;
+  }
+}
+
 async function warm(r, n, gapMs, label) {
   const times = [], draw = [], shot = [], cpu = [];
   for (let i = 0; i < n; i++) {
-    if (gapMs) await sleep(gapMs);
+    if (gapMs) await settle(r, gapMs);
     const out = path.join(work, `warm-${label}-${i}.png`);
     const c0 = treeCpuMs(r.child.pid);
     const t0 = performance.now();
@@ -145,10 +159,10 @@ try {
   const ready = await r.next();
   if (!ready.ready) throw new Error(`renderer did not start: ${JSON.stringify(ready)}`);
   console.log(`renderer ready in ${Math.round(performance.now() - t0)} ms (chromium ${ready.chromium}, plotly ${ready.plotly}, chromium uid ${ready.chromium_uid})`);
-  await sleep(GAP_MS);
+  await settle(r, GAP_MS);
   const spaced = await warm(r, RENDERS, GAP_MS, 'spaced');
-  console.log(`warm, spaced ${GAP_MS} ms:   ${summary(spaced.times)}; in-page draw p50 ${pct(spaced.draw, 50)} ms, screenshot p50 ${pct(spaced.shot, 50)} ms; CPU per render p50 ${Math.round(pct(spaced.cpu, 50))} ms`);
-  await sleep(GAP_MS);
+  console.log(`warm, spaced (idle): ${summary(spaced.times)}; in-page draw p50 ${pct(spaced.draw, 50)} ms, screenshot p50 ${pct(spaced.shot, 50)} ms; CPU per render p50 ${Math.round(pct(spaced.cpu, 50))} ms`);
+  await settle(r, GAP_MS);
   const b2b = await warm(r, RENDERS, 0, 'b2b');
   console.log(`warm, back-to-back:    ${summary(b2b.times)}; CPU per render p50 ${Math.round(pct(b2b.cpu, 50))} ms`);
   r.child.stdin.end();
