@@ -373,7 +373,9 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
   if (run.exit_code.value_or(1) != 0) {
     auto printed = traceback_class(run.stderr_tail);
     if (printed) return set_failure(row, "plot_error", classes.classify(*printed));
-    return set_failure(row, "nonzero_exit");
+    // No traceback: the program ended itself with a status (sys.exit(3), sys.exit("text"),
+    // os._exit(3)), which plot mode reports as plot_exit.
+    return set_failure(row, "plot_exit");
   }
   std::string reason;
   auto png = read_output(run.dir, png_name, config.max_png_bytes, reason);
@@ -382,6 +384,7 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
 }
 
 std::string figure_reason(const std::string& code) {
+  // The same table as runs::figure_outcome (render_job.cpp), the in-process figure mode's.
   if (code == "figure_missing") return "no_output";
   if (code == "figure_not_regular") return "output_rejected";
   if (code == "figure_too_large") return "output_too_large";
@@ -390,7 +393,8 @@ std::string figure_reason(const std::string& code) {
     return "figure_invalid";
   if (code == "no_webgl" || code == "draw_failed" || code == "timeout" || code == "runtime_unavailable") return code;
   if (code == "size_mismatch") return "canvas_size";
-  return "draw_failed";
+  if (code == "shutdown") return "cancelled";
+  return "renderer_error";
 }
 
 ClassVocabulary load_class_vocabulary(const std::string& python, const std::string& harness_dir) {

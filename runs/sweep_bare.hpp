@@ -43,8 +43,10 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
                         const std::string& theme, bool plotly_shim, double timeout_s,
                         const std::atomic<bool>& stop);
 
-// The row for a Python step that ended (no figure step): timeout, crash, plot error with its
-// class, or the PNG's checks (no_output, output_rejected, output_too_large, canvas_size).
+// The row for a Python step that ended (no figure step), in plot mode's terms: timeout, crashed
+// (a signal), plot_error with the traceback's class, plot_exit (a non-zero exit without a
+// traceback: sys.exit(3)), or the PNG's checks (no_output, output_rejected, output_too_large,
+// canvas_size).
 void classify_bare(const BareConfig& config, const BareRun& run, const ClassVocabulary& classes,
                    const std::string& png_name, store::SweepResult& row);
 

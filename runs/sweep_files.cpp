@@ -78,6 +78,27 @@ std::vector<SweepFile> find_sweep_files(const std::string& root, const std::stri
   return out;
 }
 
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > n) return false;
+    std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8 (Python refuses them too).
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
 std::size_t utf8_chars(const std::string& s) {
   std::size_t n = 0;
   for (unsigned char c : s)
@@ -101,6 +122,11 @@ SweepTask load_sweep_task(const SweepFile& file, std::size_t index) {
   t.source = std::move(*bytes);
   if (t.source.size() > kMaxSweepFileBytes || utf8_chars(t.source) > kMaxRenderSourceChars) {
     t.refused = "source_too_large";
+    t.source.clear();
+    return t;
+  }
+  if (!valid_utf8(t.source)) {
+    t.refused = "source_invalid";  // the harness's reason for a plot.py that is not UTF-8
     t.source.clear();
     return t;
   }

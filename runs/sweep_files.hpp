@@ -35,7 +35,7 @@ struct SweepTask {
   std::string source;     // the file's bytes
   std::string data_csv;   // <dir>/data.csv when present
   // A reason decided before anything runs, the same in every mode: source_too_large,
-  // data_too_large, unreadable.
+  // source_invalid (not UTF-8), data_too_large, unreadable.
   std::optional<std::string> refused;
 };
 
@@ -44,5 +44,6 @@ struct SweepTask {
 SweepTask load_sweep_task(const SweepFile& file, std::size_t index);
 
 std::size_t utf8_chars(const std::string& s);
+bool valid_utf8(const std::string& s);
 
 }  // namespace plotq::runs

@@ -135,10 +135,18 @@ TEST_CASE("bare: exit 0 without the PNG, a wrong canvas, a link, a non-PNG, a cr
   CHECK(seg.row.reason == "crashed");
   CHECK(seg.row.signal == SIGSEGV);
 
-  Ran code = bare("import os\nos._exit(3)\n");
+  // A status the program chose (plot mode's plot_exit); sys.exit(0) is a normal end.
+  Ran code = bare("import sys\nsys.exit(3)\n");
   DirGuard g8{code.run.dir};
-  CHECK(code.row.reason == "nonzero_exit");
+  CHECK(code.row.reason == "plot_exit");
   CHECK(code.row.exit_code == 3);
+  CHECK_FALSE(code.row.error_class);
+  Ran text_exit = bare("import sys\nsys.exit('giving up')\n");
+  DirGuard g9{text_exit.run.dir};
+  CHECK(text_exit.row.reason == "plot_exit");
+  Ran zero = bare(png_writer("'plot-light.png'", 3200, 1800) + "import sys\nsys.exit(0)\n");
+  DirGuard g10{zero.run.dir};
+  CHECK(zero.row.outcome == "render");
 }
 
 TEST_CASE("bare: the timeout kills the whole process group, descendants included") {
@@ -229,4 +237,7 @@ TEST_CASE("bare: figure renderer codes map onto the render reasons") {
   CHECK(figure_reason("no_webgl") == "no_webgl");
   CHECK(figure_reason("timeout") == "timeout");
   CHECK(figure_reason("runtime_unavailable") == "runtime_unavailable");
+  CHECK(figure_reason("size_mismatch") == "canvas_size");
+  CHECK(figure_reason("shutdown") == "cancelled");
+  CHECK(figure_reason("browser_failed") == "renderer_error");
 }

@@ -182,6 +182,13 @@ TEST_CASE("files: a task carries the hash, data.csv beside it, and the request c
   std::string w = t.write("c/matplotlib.py", "# " + wide.substr(0, wide.size() - 4));
   CHECK_FALSE(load_sweep_task({"c/matplotlib.py", w, "matplotlib"}, 0).refused);
 
+  std::string latin1 = t.write("f/matplotlib.py", "# caf\xe9\n");
+  CHECK(load_sweep_task({"f/matplotlib.py", latin1, "matplotlib"}, 0).refused == "source_invalid");
+  CHECK(valid_utf8("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+  CHECK_FALSE(valid_utf8("\xc0\xaf"));          // overlong
+  CHECK_FALSE(valid_utf8("\xed\xa0\x80"));      // surrogate
+  CHECK_FALSE(valid_utf8("\xe2\x82"));          // cut short
+
   std::string dir_csv = t.write("d/matplotlib.py", "x");
   std::filesystem::create_directory(t.file("d/data.csv"));
   CHECK(load_sweep_task({"d/matplotlib.py", dir_csv, "matplotlib"}, 0).refused == "unreadable");
