@@ -29,43 +29,55 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 const char* kShim = R"PY("""plotq sweep, bare mode: runs a plotly file without kaleido and without any guard (the control).
-fig.write_image()/fig.show() and plotly.io.write_image()/show() write the figure as JSON to
-plot-<ANYPLOT_THEME>.json instead; the host draws it with the figure renderer. Width and height
-given to write_image become the layout's, as kaleido would size the image.
+Like figure mode's redirect (sandbox/harness/figurejson.py), fig.write_image()/fig.show() and
+plotly.io.write_image()/show() write the figure as JSON (plotly's own encoder) to
+plot-<ANYPLOT_THEME>.json, with width/height (when given) written into the layout; the host draws
+it with the figure renderer. Nothing else is changed or refused.
 """
 import os
 import runpy
 import sys
 
+import plotly.basedatatypes as _bd
+import plotly.io as _pio
+from plotly.io._utils import validate_coerce_fig_to_dict as _to_dict
+from plotly.io.json import to_json_plotly as _to_json
+
 _TARGET = "plot-%s.json" % os.environ.get("ANYPLOT_THEME", "light")
 
 
-def _save(fig, width=None, height=None):
-    import plotly.graph_objects as go
-    fig = go.Figure(fig)
+def _write_figure(fig, width=None, height=None, validate=True):
+    figure = _to_dict(fig, validate)
+    layout = figure.get("layout")
+    if not isinstance(layout, dict):
+        layout = {}
+        figure["layout"] = layout
     if width is not None:
-        fig.update_layout(width=width)
+        layout["width"] = width
     if height is not None:
-        fig.update_layout(height=height)
+        layout["height"] = height
     with open(_TARGET, "w", encoding="utf-8") as f:
-        f.write(fig.to_json())
+        f.write(_to_json(figure))
 
 
-def _write_image(fig, file=None, format=None, scale=None, width=None, height=None, *args, **kwargs):
-    _save(fig, width, height)
+def _write_image(fig, file=None, format=None, scale=None, width=None, height=None, validate=True,
+                 engine="auto"):
+    _write_figure(fig, width, height, validate)
 
 
-def _show(fig, *args, **kwargs):
-    _save(fig)
+def _show(fig, renderer=None, validate=True, **kwargs):
+    _write_figure(fig, kwargs.get("width"), kwargs.get("height"), validate)
 
 
-import plotly.basedatatypes as _bd
-import plotly.io as _pio
-
-_bd.BaseFigure.write_image = _write_image
-_bd.BaseFigure.show = _show
+_bd.BaseFigure.write_image = lambda self, *a, **k: _write_image(self, *a, **k)
+_bd.BaseFigure.show = lambda self, *a, **k: _show(self, *a, **k)
 _pio.write_image = _write_image
 _pio.show = _show
+for _name, _attr, _repl in (("plotly.io._kaleido", "write_image", _write_image),
+                            ("plotly.io._renderers", "show", _show)):
+    _mod = sys.modules.get(_name)
+    if _mod is not None and _attr in vars(_mod):
+        setattr(_mod, _attr, _repl)
 
 sys.argv = ["plot.py"]
 runpy.run_path("plot.py", run_name="__main__")
