@@ -57,3 +57,27 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
 }
 
 }  // namespace plotq::runs
+
+#include "common/log.hpp"
+#include "runs/render_job.hpp"
+
+namespace plotq::runs {
+
+void book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s) {
+  for (const auto& [theme, run] : result.outputs) {
+    store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"
+                               ? refused_row(who, store::RunKind::render, run.outcome, slot_wait_s, theme)
+                               : ledger_row(who, store::RunKind::render, run.job, run.outcome, slot_wait_s, theme);
+    if (run.outcome != "ok" && !is_refusal(run.outcome)) {
+      e.measured = run.measured ? run.measured : e.measured;
+      e.limit = run.limit ? run.limit : e.limit;
+    }
+    try {
+      store::ledger::insert(db, e);
+    } catch (const std::exception& ex) {
+      log_event("ledger_write_failed", {{"job_id", who.job_id}, {"theme", theme}});
+    }
+  }
+}
+
+}  // namespace plotq::runs

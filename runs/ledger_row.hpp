@@ -28,3 +28,9 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
 bool is_refusal(const std::string& outcome);
 
 }  // namespace plotq::runs
+
+namespace plotq::runs {
+struct RenderResult;
+// One ledger row per theme of a render (kind render), each with its own outcome.
+void book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s);
+}  // namespace plotq::runs

@@ -1,0 +1,77 @@
+// POST /run-data end to end: a 2-row snippet through a real plotqd (HTTP over loopback, the queue,
+// a warm sandboxed data job, the ledger), p50/p90 over N requests. Baselines in the same command:
+// GET /healthz through the same server (the HTTP floor), and the same snippet run bare by a fresh
+// /usr/bin/python3 (what a naive backend would pay per run).
+//   run_data_bench PLOTQD [N=100]
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_client.hpp"
+
+using namespace plotq::test;
+using Clock = std::chrono::steady_clock;
+
+static double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+static double pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: run_data_bench PLOTQD [N]\n");
+    return 2;
+  }
+  int n = argc > 2 ? std::atoi(argv[2]) : 100;
+  const std::string snippet = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2], 'y': [3.5, 4.5]})\n";
+  TempDir dir;
+  Plotqd d(argv[1], {{"PLOTQ_DB", dir.file("plotq.db")},
+                     {"PLOTQ_ENVIRONMENT", "development"},
+                     {"PLOTQ_RUNS_PER_MINUTE", "100000"},
+                     {"PLOTQ_LOG_REQUESTS", "0"}});
+  if (!d.wait_listening(30s)) return 1;
+
+  // Warm-up: the data zygote starts on the first job.
+  for (int i = 0; i < 3; ++i) {
+    nlohmann::json body = {{"job_id", "warm" + std::to_string(i)}, {"source", snippet}, {"timeout_s", 20}};
+    http_request(d.port(), "POST", "/run-data", body.dump(), {}, 60s);
+  }
+  std::vector<double> run_ms, health_ms, bare_ms;
+  int failures = 0;
+  for (int i = 0; i < n; ++i) {
+    nlohmann::json body = {{"job_id", "bench" + std::to_string(i)}, {"source", snippet}, {"timeout_s", 20}};
+    auto t = Clock::now();
+    auto r = http_request(d.port(), "POST", "/run-data", body.dump(), {}, 60s);
+    run_ms.push_back(ms_since(t));
+    if (r.status != 200 || r.json()["csv_text"] != "x,y\n1,3.5\n2,4.5\n") ++failures;
+    t = Clock::now();
+    http_request(d.port(), "GET", "/healthz");
+    health_ms.push_back(ms_since(t));
+  }
+  for (int i = 0; i < std::min(n, 20); ++i) {  // bare cold python: slow, 20 samples are plenty
+    std::string cmd = "cd " + dir.path() + " && /usr/bin/python3 -c \"" +
+                      std::string("import pandas as pd; df = pd.DataFrame({'x': [1, 2], 'y': [3.5, 4.5]}); "
+                                  "df.to_csv('out.csv', index=False)") + "\"";
+    auto t = Clock::now();
+    int rc = std::system(cmd.c_str());
+    bare_ms.push_back(ms_since(t));
+    if (rc != 0) ++failures;
+  }
+  std::printf("POST /run-data 2-row snippet, %d requests (warm sandbox): p50 %.1f ms, p90 %.1f ms\n", n,
+              pct(run_ms, 0.5), pct(run_ms, 0.9));
+  std::printf("GET /healthz (HTTP floor), %d requests:                  p50 %.2f ms, p90 %.2f ms\n", n,
+              pct(health_ms, 0.5), pct(health_ms, 0.9));
+  std::printf("bare cold /usr/bin/python3 + pandas, %zu runs:             p50 %.1f ms, p90 %.1f ms\n",
+              bare_ms.size(), pct(bare_ms, 0.5), pct(bare_ms, 0.9));
+  std::printf("ratio p50 run-data / bare cold python: %.2f\n", pct(run_ms, 0.5) / pct(bare_ms, 0.5));
+  std::printf("failures: %d\n", failures);
+  return failures == 0 ? 0 : 1;
+}
