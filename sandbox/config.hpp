@@ -1,0 +1,85 @@
+// Every limit and path of the sandbox, one named field each, with its default. The env-var name of a
+// field is PLOTQ_<FIELD IN UPPER CASE> (config_from_env() does that mapping; sandbox/README.md lists
+// them). Plain data: copy it, change it, pass it to Launcher.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace plotq::sandbox {
+
+struct Config {
+  // --- paths -------------------------------------------------------------------------------------
+  std::string python = PLOTQ_DEFAULT_PYTHON;  // interpreter of every job (never the one on PATH)
+  std::string harness_dir;                    // sandbox/harness (entry.py, zygote.py, harness.py); "" = <home>/sandbox/harness
+  std::string confine_lib;                    // libplotq_confine.so; "" = the one built next to this binary's build tree
+  std::string runs_dir = "/var/lib/plotq/runs";  // one fresh work dir per job attempt, removed after it
+  std::string sandbox_lock_dir = "/run/plotq";        // flock files reserving uid blocks between processes
+  // Directories hidden behind an empty read-only tmpfs inside every job (in addition to /tmp, the
+  // runs dir and the lock dir, which are always hidden). Add the directory of the database here.
+  std::vector<std::string> hidden_paths = {"/var/tmp", "/dev/shm", "/run", "/root", "/home", "/mnt",
+                                           "/media", "/srv"};
+
+  // --- identities --------------------------------------------------------------------------------
+  std::uint32_t sandbox_uid_base = 61000;  // first uid/gid of the sandbox range (never 0)
+  std::uint32_t sandbox_uid_count = 1024;  // size of the range; a Launcher reserves sandbox_max_jobs+1 of it
+  std::uint32_t sandbox_max_jobs = 4;              // jobs running at once per Launcher (one uid each); more wait
+
+  // --- rlimits (soft = hard, only ever lowered) --------------------------------------------------
+  std::uint64_t rlimit_as_mb = 1024;    // address space per process; 0 = leave as is
+  std::uint64_t rlimit_nproc = 64;      // processes+threads of the job uid; 0 = leave as is
+  std::uint64_t rlimit_cpu_s = 60;      // CPU seconds: min(this, ceil(timeout)), at least 1
+  std::uint64_t rlimit_fsize_mb = 50;   // largest file a job may write
+  std::uint64_t rlimit_nofile = 256;    // open files
+  // core dumps are always 0
+
+  // --- cgroup (used when a writable hierarchy with the controller exists) ------------------------
+  bool sandbox_cgroup = true;                   // false: rlimits alone
+  std::uint64_t cgroup_memory_mb = 1024;  // memory of the whole job (all its processes)
+  std::uint64_t cgroup_pids_max = 64;     // tasks of the whole job
+  std::string cgroup_parent;            // "" = a plotq-<pid> group under this process's own cgroup
+
+  // --- watchdog and memory floors -----------------------------------------------------------------
+  std::uint32_t watch_interval_ms = 50;
+  std::uint64_t run_budget_mb = 64;       // bytes on disk in the work dir -> reason disk
+  std::uint64_t max_run_entries = 10000;  // files+dirs in the work dir -> reason files
+  std::uint32_t max_run_depth = 32;       // deeper -> reason files, measured null
+  std::uint64_t min_mem_available_mb = 1024;  // refuse to start below (reason low_memory); 0 = off
+  std::uint64_t kill_mem_available_mb = 512;  // kill a running job below (reason memory); 0 = off
+
+  // --- output capture ---------------------------------------------------------------------------
+  std::uint32_t stdout_head_bytes = 4096;
+  std::uint32_t stdout_tail_bytes = 4096;
+  std::uint32_t stderr_keep_bytes = 65536;
+  std::uint32_t stderr_tail_chars = 2000;  // what goes into JobResult::stderr_tail
+  std::uint32_t reader_grace_ms = 2000;    // wait for pipe EOF after the job is gone
+
+  // --- timing -----------------------------------------------------------------------------------
+  double sandbox_max_timeout_s = 120;   // JobSpec::timeout_s is clamped to (0, this]
+  double min_retry_s = 1.0;     // a launcher failure is retried once when this much time remains
+  double kill_grace_s = 10;     // after SIGKILL, wait this long for the exit before calling it stuck
+
+  // --- warm starts ------------------------------------------------------------------------------
+  bool sandbox_cold = false;                                  // true: never use a zygote
+  std::vector<std::string> warm_modes = {"raw", "data", "plot"};  // modes that get a zygote
+  bool zygote_fallback_cold = false;  // a job waiting for a (re)starting zygote runs cold instead
+  double zygote_start_timeout_s = 60;  // preload must finish within this
+  std::uint32_t zygote_max_restarts = 5;  // consecutive failed starts before a mode goes cold for good
+  // Modules the raw-mode zygote imports before forking (the harness's preload covers the other
+  // modes). Empty: a bare interpreter. E.g. {"numpy", "pandas", "matplotlib.pyplot"}.
+  std::vector<std::string> raw_preload;
+
+  // --- layers -----------------------------------------------------------------------------------
+  // Layers that must be active, else every job is refused with reason sandbox_unavailable.
+  std::vector<std::string> required_layers = {"uid", "seccomp", "rlimits", "net_ns", "pid_ns"};
+  bool require_exec_filter = true;  // entry exits 3 (exec_denied) when the exec filter cannot be armed
+};
+
+// Reads every PLOTQ_<FIELD> that is set over the defaults; throws plotq::ConfigError on a bad value.
+// Lists are comma separated.
+Config config_from_env();
+
+// Fills the "" paths (harness_dir, confine_lib) with their defaults.
+Config resolved(Config c);
+
+}  // namespace plotq::sandbox
