@@ -6,6 +6,7 @@
 #include "queue/render_queue.hpp"
 #include "runs/data_runner.hpp"
 #include "server/app.hpp"
+#include "server/job_claim.hpp"
 #include "server/job_registry.hpp"
 #include "server/wire.hpp"
 #include "store/idempotency.hpp"
@@ -15,17 +16,10 @@
 namespace plotq::server {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
-
-template <class T>
-nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
+using jobs::Clock;
+using jobs::opt;
+using jobs::round3;
+using jobs::seconds_since;
 
 // The DataRunResponse (docs/api.md). stderr_tail is plotq's own sentence: nothing the snippet
 // printed reaches the caller.
@@ -54,12 +48,6 @@ nlohmann::json data_run_response(const runs::DataRunResult& r, double slot_wait_
   };
 }
 
-// Outcomes that are the host's trouble, not the job's: never stored as the job's answer.
-bool host_failure(const std::string& o) {
-  return o == "cancelled" || o == "io" || o == "launcher" || o == "sandbox_unavailable" ||
-         o == "low_memory" || o == "invalid_job";
-}
-
 }  // namespace
 
 void register_run_data_routes(App& app) {
@@ -75,33 +63,8 @@ void register_run_data_routes(App& app) {
     auto timeout = wire::positive_number(*body, "timeout_s", runs::kMaxDataTimeoutS);
     if (!job_id || !wire::valid_job_id(*job_id) || !source || !timeout) return res->send_error("invalid_job");
 
-    const std::string kind = "data";
-    std::string fp = store::idempotency::fingerprint(body->dump());
-    store::Claim claim;
-    try {
-      claim = store::idempotency::begin(app.db, *job_id, kind, fp, store::now_unix());
-    } catch (const std::exception&) {
-      return res->send_error("store_unavailable");
-    }
-    if (claim.state == store::ClaimState::conflict) return res->send_error("job_conflict");
-    if (claim.state == store::ClaimState::done_same) {
-      auto stored = nlohmann::json::parse(claim.response, nullptr, false);
-      if (!stored.is_discarded()) return res->send_json(200, stored);
-      return res->send_error("internal");
-    }
-    if (claim.state == store::ClaimState::running_same) {
-      if (auto running = app.jobs.find(*job_id, kind)) {
-        JobRegistry::add_waiter(running, res);
-        log_event("run_data_joined", {{"job_id", *job_id}});
-        return;
-      }
-      // A running record without a job in this process cannot finish: take it over.
-      store::idempotency::forget(app.db, *job_id, kind);
-      store::idempotency::begin(app.db, *job_id, kind, fp, store::now_unix());
-    }
-
-    auto job = app.jobs.add(*job_id, kind);
-    JobRegistry::add_waiter(job, res);
+    auto job = jobs::claim(app, res, *job_id, "data", *body, "run_data_joined");
+    if (!job) return;
     auto started = Clock::now();
     runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt};
 
@@ -156,13 +119,9 @@ void register_run_data_routes(App& app) {
             auto j = weak_job.lock();
             if (!j || j->finished) return;
             const auto& res = done.result;
-            if (host_failure(res.outcome)) {
+            if (jobs::host_failure(res.outcome)) {
               store::idempotency::forget(app.db, j->job_id, j->kind);
-              std::string code = res.outcome == "cancelled"             ? "cancelled"
-                                 : res.outcome == "low_memory"          ? "low_memory"
-                                 : res.outcome == "sandbox_unavailable" ? "sandbox_unavailable"
-                                                                        : "io";
-              return app.jobs.finish_error(j, code);
+              return app.jobs.finish_error(j, jobs::host_failure_code(res.outcome));
             }
             nlohmann::json answer = data_run_response(res, slot_wait, seconds_since(started));
             try {

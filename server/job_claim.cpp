@@ -1,0 +1,54 @@
+#include "server/job_claim.hpp"
+
+#include "common/log.hpp"
+#include "store/idempotency.hpp"
+#include "store/time.hpp"
+
+namespace plotq::server::jobs {
+
+std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id,
+                                  const std::string& kind, const nlohmann::json& body, const char* joined_event) {
+  std::string fp = store::idempotency::fingerprint(body.dump());
+  store::Claim claim;
+  try {
+    claim = store::idempotency::begin(app.db, job_id, kind, fp, store::now_unix());
+    if (claim.state == store::ClaimState::running_same && !app.jobs.find(job_id, kind)) {
+      // A running record without a job in this process can never finish: take it over.
+      store::idempotency::forget(app.db, job_id, kind);
+      claim = store::idempotency::begin(app.db, job_id, kind, fp, store::now_unix());
+    }
+  } catch (const std::exception&) {
+    res->send_error("store_unavailable");
+    return nullptr;
+  }
+  switch (claim.state) {
+    case store::ClaimState::conflict:
+      res->send_error("job_conflict");
+      return nullptr;
+    case store::ClaimState::done_same: {
+      auto stored = nlohmann::json::parse(claim.response, nullptr, false);
+      if (stored.is_discarded()) res->send_error("internal");
+      else res->send_json(200, stored);
+      return nullptr;
+    }
+    case store::ClaimState::running_same:
+      JobRegistry::add_waiter(app.jobs.find(job_id, kind), res);
+      log_event(joined_event, {{"job_id", job_id}});
+      return nullptr;
+    case store::ClaimState::started:
+      break;
+  }
+  auto job = app.jobs.add(job_id, kind);
+  JobRegistry::add_waiter(job, res);
+  return job;
+}
+
+bool host_failure(const std::string& o) {
+  return o == "cancelled" || o == "io" || o == "launcher" || o == "sandbox_unavailable" || o == "low_memory";
+}
+
+std::string host_failure_code(const std::string& o) {
+  return o == "cancelled" || o == "low_memory" || o == "sandbox_unavailable" ? o : "io";
+}
+
+}  // namespace plotq::server::jobs

@@ -1,0 +1,38 @@
+// What /run-data and /render share before and after their job runs: the idempotency claim (answer
+// a conflict, a stored answer or a join, else hand back a new RunningJob to run), and the helpers
+// their answers are built with.
+#pragma once
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "server/app.hpp"
+#include "server/job_registry.hpp"
+
+namespace plotq::server::jobs {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+inline double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// Claims (job_id, kind) for this request's payload. Returns nullptr after answering the request
+// itself: 409 job_conflict, the stored answer, a join of the running job (log event `joined_event`),
+// or 503 store_unavailable. Otherwise returns the new job (res already waits on it); the caller runs
+// it and ends with app.jobs.finish / finish_error (and idempotency complete / forget).
+std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id,
+                                  const std::string& kind, const nlohmann::json& body, const char* joined_event);
+
+// Outcomes that are the host's trouble, not the job's: never stored as the job's answer; and the
+// error code each is answered with.
+bool host_failure(const std::string& outcome);
+std::string host_failure_code(const std::string& outcome);
+
+}  // namespace plotq::server::jobs
