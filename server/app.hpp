@@ -49,5 +49,13 @@ void register_routes(App& app);
 void register_health_routes(App& app);
 // POST /run-data (server/routes_run_data.cpp).
 void register_run_data_routes(App& app);
+// Chat sessions, messages (turns over SSE), resume, cancel, plot images (server/routes_turns.cpp).
+void register_turn_routes(App& app);
+// A session's dataset versions and the paste route (server/routes_datasets.cpp).
+void register_dataset_routes(App& app);
+// GET /v1/status (server/routes_status.cpp).
+void register_status_routes(App& app);
+// GET /, /static/app.js, /static/style.css (server/routes_web.cpp).
+void register_web_routes(App& app);
 
 }  // namespace plotq::server

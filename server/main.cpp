@@ -22,6 +22,7 @@
 #include "store/db.hpp"
 #include "store/idempotency.hpp"
 #include "store/migrate.hpp"
+#include "store/quotas.hpp"
 #include "store/turns.hpp"
 
 extern char** environ;
@@ -77,12 +78,6 @@ int run(int argc, char** argv) {
   }
 
   std::vector<std::string> errors = settings.load_from_environment();
-  try {
-    cfg.sandbox = sandbox::resolved(sandbox::config_from_env());
-    cfg.figure = sandbox::figure_config_from_env();
-  } catch (const std::exception& e) {
-    errors.push_back(e.what());
-  }
   if (errors.empty()) errors = check_config(cfg);
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "plotqd: configuration error: %s\n", e.c_str());
@@ -93,6 +88,7 @@ int run(int argc, char** argv) {
   if (auto unknown = settings.unknown_names(environ); !unknown.empty())
     log_event("config_unknown_names", {{"names", unknown}});
   ::setenv("PLOTQ_HOME", cfg.home.c_str(), 1);  // project_home() reads it
+  cfg.sandbox = sandbox::resolved(cfg.sandbox);  // empty paths -> their defaults under PLOTQ_HOME
   std::signal(SIGPIPE, SIG_IGN);
   raise_file_limit(cfg.http.max_connections);
 
@@ -112,6 +108,8 @@ int run(int argc, char** argv) {
     auto now = store::now_unix();
     std::int64_t abandoned = store::turns::finish_abandoned(*db, now);
     std::int64_t forgotten = store::idempotency::forget_running(*db);
+    // The limits this process enforces, for `plotq quotas` and the v_quota_* views.
+    store::quotas::write_limits(*db, limits_table(cfg.turns), now);
     log_event("store_ready", {{"path", cfg.db_path}, {"schema_version", version},
                               {"abandoned_turns", abandoned}, {"forgotten_jobs", forgotten}});
   } catch (const store::StoreError& e) {

@@ -10,6 +10,7 @@
 #include "sandbox/figure_renderer.hpp"
 #include "server/auth.hpp"
 #include "server/config.hpp"
+#include "server/limits.hpp"
 #include "server/server.hpp"
 #include "store/db.hpp"
 
@@ -23,8 +24,9 @@ struct PlotqdConfig {
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string home = PLOTQ_SOURCE_DIR;  // harness, web page: read through common/env project_home()
   queue::Config queue;
-  sandbox::Config sandbox;       // sandbox/README.md (read by sandbox::config_from_env())
-  sandbox::FigureConfig figure;  // sandbox/figure/README.md (read by sandbox::figure_config_from_env())
+  TurnConfig turns;              // chat turns: per-user limits, wire caps, run timeouts (server/limits.hpp)
+  sandbox::Config sandbox;       // sandbox/README.md (same PLOTQ_* names as sandbox::config_from_env())
+  sandbox::FigureConfig figure;  // sandbox/figure/README.md (same names as sandbox::figure_config_from_env())
 };
 
 // Registers every setting of c in s (defaults = the fields' current values).

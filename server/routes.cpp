@@ -23,7 +23,10 @@ void register_health_routes(App& app) {
 void register_routes(App& app) {
   register_health_routes(app);
   register_run_data_routes(app);
-  // register_turn_routes(app);    (issue 5)
+  register_turn_routes(app);
+  register_dataset_routes(app);
+  register_status_routes(app);
+  register_web_routes(app);
   // register_render_routes(app);  (issue 6)
 }
 

@@ -1,0 +1,90 @@
+#include "server/limits.hpp"
+
+#include "store/quotas.hpp"
+#include "store/sessions.hpp"
+#include "store/strikes.hpp"
+#include "store/turns.hpp"
+
+namespace plotq::server {
+
+std::map<std::string, std::int64_t> limits_table(const TurnConfig& c) {
+  return {
+      {store::kLimitMessagesPerMinute, c.messages_per_minute},
+      {store::kLimitMessagesPerDay, c.messages_per_day},
+      {store::kLimitDataRunsPerDay, c.data_runs_per_day},
+      {store::kLimitPipelineRunsPerDay, c.pipeline_runs_per_day},
+      {"data_runs_per_turn", c.data_runs_per_turn},
+      {"session_refusals", c.session_refusals},
+      {"attack_strikes", c.attack_strikes},
+      {"attack_strike_window_s", c.attack_strike_window_s},
+  };
+}
+
+std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, const std::string& user,
+                                        store::UnixSeconds now) {
+  store::Booking b = store::quotas::book(db, user, store::Counter::messages, now, c.messages_per_day,
+                                         c.messages_per_minute);
+  switch (b.verdict) {
+    case store::BookVerdict::booked: return std::nullopt;
+    case store::BookVerdict::day_limit: return "daily_limit";
+    case store::BookVerdict::minute_limit: return "rate_limited";
+  }
+  return "rate_limited";
+}
+
+void unbook_message(store::Db& db, const std::string& user, store::UnixSeconds booked_at) {
+  store::quotas::unbook(db, user, store::Counter::messages, booked_at);
+}
+
+std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
+                                    store::TurnAction kind, store::UnixSeconds now) {
+  bool data = kind == store::TurnAction::data;
+  store::Booking b = store::quotas::book(db, user, data ? store::Counter::data_runs : store::Counter::pipeline_runs,
+                                         now, data ? c.data_runs_per_day : c.pipeline_runs_per_day, std::nullopt);
+  if (b.booked()) return std::nullopt;
+  return data ? "data_runs_exhausted" : "pipeline_runs_exhausted";
+}
+
+bool locked_out(store::Db& db, const TurnConfig& c, const std::string& user, store::UnixSeconds now) {
+  return store::strikes::locked_out(db, user, now, c.attack_strikes, c.attack_strike_window_s);
+}
+
+ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& user,
+                         const std::string& session, const std::string& turn, store::ScopeVerdict scope,
+                         store::UnixSeconds now) {
+  store::turns::set_scope(db, turn, scope);
+  ScopeOutcome out;
+  if (scope == store::ScopeVerdict::needs_data) {
+    out.code = "needs_data";
+    return out;
+  }
+  out.code = "out_of_scope";  // attack answers the same placeholder
+  if (scope == store::ScopeVerdict::attack) {
+    store::strikes::add(db, user, "attack", now, session, turn);
+    out.locked = locked_out(db, c, user, now);
+  }
+  if (c.session_refusals > 0 && store::sessions::scope_refusals(db, session) >= c.session_refusals)
+    out.closed_session = store::sessions::close(db, session, store::CloseReason::refusals, now);
+  if (out.closed_session) out.code = "session_closed";
+  else if (out.locked) out.code = "locked_out";
+  return out;
+}
+
+std::string refusal_text(const std::string& code) {
+  if (code == "rate_limited") return "Too many messages this minute. Wait a moment and send it again.";
+  if (code == "daily_limit") return "You reached today's message limit. It resets at midnight UTC.";
+  if (code == "session_closed")
+    return "This session is closed after repeated off-topic requests. Reload the page to start a new one.";
+  if (code == "locked_out") return "Your account is locked for a while after repeated misuse.";
+  if (code == "out_of_scope") return "plotq only makes datasets and plots; that request is outside what it does.";
+  if (code == "needs_data") return "This needs data first: paste a table in the data panel or send a data snippet.";
+  if (code == "data_runs_exhausted") return "You used today's data runs. They reset at midnight UTC.";
+  if (code == "pipeline_runs_exhausted") return "You used today's plot renders. They reset at midnight UTC.";
+  if (code == "turn_run_limit") return "A turn may start only a few runs; send a new message for the next one.";
+  if (code == "no_number_column")
+    return "The table has no number or date column, so there is nothing to plot. Add one and try again.";
+  if (code == "invalid_code") return "The code was not run.";
+  return "The request was refused.";
+}
+
+}  // namespace plotq::server

@@ -1,0 +1,76 @@
+// Per-user and per-session limits of chat turns, all in SQLite (atomic, they survive restarts):
+// messages per UTC minute and per UTC day, daily data runs and pipeline runs, runs per turn,
+// the session that closes after N scope refusals, and the attack-strike lockout. Every limit is a
+// field of TurnConfig (server/settings.cpp maps each to its PLOTQ_* variable).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "store/db.hpp"
+#include "store/time.hpp"
+#include "store/types.hpp"
+
+namespace plotq::server {
+
+struct TurnConfig {
+  // per user
+  std::int64_t messages_per_minute = 10;     // PLOTQ_USER_MESSAGES_PER_MINUTE (UTC minute)
+  std::int64_t messages_per_day = 200;       // PLOTQ_USER_MESSAGES_PER_DAY (UTC day)
+  std::int64_t data_runs_per_day = 30;       // PLOTQ_DAILY_DATA_RUNS
+  std::int64_t pipeline_runs_per_day = 40;   // PLOTQ_DAILY_PIPELINE_RUNS
+  std::int64_t attack_strikes = 3;           // PLOTQ_ATTACK_STRIKES: strikes that lock a user out; 0 = never
+  std::int64_t attack_strike_window_s = 86'400;  // PLOTQ_ATTACK_STRIKE_WINDOW_S
+  // per session / turn
+  std::int64_t session_refusals = 3;         // PLOTQ_SESSION_REFUSALS: scope refusals that close a session
+  std::int64_t data_runs_per_turn = 2;       // PLOTQ_TURN_DATA_RUNS
+  // wire caps (characters, UTF-8 code points)
+  std::int64_t text_max_chars = 2000;        // PLOTQ_TURN_TEXT_MAX_CHARS
+  std::int64_t data_code_max_chars = 6000;   // PLOTQ_TURN_DATA_CODE_MAX_CHARS
+  std::int64_t plot_code_max_chars = 131'072;  // PLOTQ_TURN_PLOT_CODE_MAX_CHARS
+  // runs
+  double data_timeout_s = 30;                // PLOTQ_TURN_DATA_TIMEOUT_S: one data run's sandbox timeout
+  double render_timeout_s = 60;              // PLOTQ_TURN_RENDER_TIMEOUT_S: one theme's render timeout
+  // stream
+  int retry_ms = 2000;                       // PLOTQ_SSE_RETRY_MS: the stream's first "retry:" line
+  std::int64_t preview_rows = 20;            // PLOTQ_TURN_PREVIEW_ROWS: rows in a dataset event
+  std::int64_t preview_cell_chars = 64;      // PLOTQ_TURN_PREVIEW_CELL_CHARS: longer cells are cut
+};
+
+// The names and values written to quota_limits at start (store::quotas::write_limits).
+std::map<std::string, std::int64_t> limits_table(const TurnConfig& c);
+
+// A refusal code, or nullopt when the message may go on. Books one message for the user (minute
+// and day in one BEGIN IMMEDIATE transaction); a refused booking counts nothing.
+//   rate_limited | daily_limit
+std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, const std::string& user,
+                                        store::UnixSeconds now);
+// Gives back a booked message (a turn that plotq then refused: session_closed, locked_out).
+void unbook_message(store::Db& db, const std::string& user, store::UnixSeconds booked_at);
+
+// Books one daily data run or pipeline run: nullopt, or data_runs_exhausted | pipeline_runs_exhausted.
+std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
+                                    store::TurnAction kind, store::UnixSeconds now);
+
+// True while the user has at least attack_strikes strikes in the last attack_strike_window_s.
+bool locked_out(store::Db& db, const TurnConfig& c, const std::string& user, store::UnixSeconds now);
+
+// What a scope verdict from the assistant service did: the refusal code to answer
+// (out_of_scope, needs_data, session_closed when this refusal closed the session, locked_out when
+// this strike locked the user out).
+struct ScopeOutcome {
+  std::string code;
+  bool closed_session = false;
+  bool locked = false;
+};
+// Records the verdict on the turn, adds a strike for attack, counts the session's refusals
+// (needs_data never counts) and closes the session at session_refusals.
+ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& user,
+                         const std::string& session, const std::string& turn, store::ScopeVerdict scope,
+                         store::UnixSeconds now);
+
+// The fixed sentence shown with a refusal code.
+std::string refusal_text(const std::string& code);
+
+}  // namespace plotq::server

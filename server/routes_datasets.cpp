@@ -1,0 +1,137 @@
+// A session's dataset versions (docs/api.md): list, one version, confirm, and the paste route.
+// A paste is classified before any parser reads it (code -> 422 code, formula -> 422 formula),
+// then parsed under the parser's caps (its codes: 413 too_long, 422 otherwise) and stored as the
+// session's next version (source paste). A closed session can still paste data.
+#include "server/app.hpp"
+#include "server/dataset_json.hpp"
+#include "server/session_access.hpp"
+#include "server/wire.hpp"
+#include "store/datasets.hpp"
+#include "table/classify.hpp"
+#include "table/csv.hpp"
+#include "table/parse.hpp"
+
+namespace plotq::server {
+namespace {
+
+std::optional<std::int64_t> version_of(std::string_view s) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1) return std::nullopt;
+  return v;
+}
+
+nlohmann::json opt(const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+}  // namespace
+
+void register_dataset_routes(App& app) {
+  app.router.get("/v1/sessions/{id}/datasets", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    auto session = owned_session(app, *caller, req.param("id"), *res);
+    if (!session) return;
+    nlohmann::json versions = nlohmann::json::array();
+    try {
+      for (const auto& v : store::datasets::list(app.db, session->id))
+        versions.push_back({{"version", v.version},
+                            {"rows", v.rows},
+                            {"cols", v.cols},
+                            {"source", std::string(store::to_string(v.source))},
+                            {"confirmed", v.confirmed},
+                            {"created_at", store::iso_utc(v.created_at)},
+                            {"has_code", v.source == store::DatasetSource::code}});
+    } catch (const std::exception&) {
+      return res->send_error("store_unavailable");
+    }
+    res->send_json(200, {{"versions", versions}});
+  });
+
+  app.router.get("/v1/sessions/{id}/datasets/{version}", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    auto session = owned_session(app, *caller, req.param("id"), *res);
+    if (!session) return;
+    auto version = version_of(req.param("version"));
+    if (!version) return res->send_error("not_found");
+    std::optional<store::DatasetVersion> v;
+    try {
+      v = store::datasets::get(app.db, session->id, *version);
+    } catch (const std::exception&) {
+      return res->send_error("store_unavailable");
+    }
+    if (!v) return res->send_error("not_found");
+    // Column types are not stored: the canonical CSV is read again (it always parses).
+    nlohmann::json columns = nlohmann::json::array();
+    table::ParseResult parsed = table::parse_table(v->csv);
+    if (const auto* t = std::get_if<table::Table>(&parsed)) columns = columns_json(*t);
+    res->send_json(200, {{"version", v->version},
+                         {"rows", v->rows},
+                         {"cols", v->cols},
+                         {"columns", columns},
+                         {"csv", v->csv},
+                         {"code", v->code ? nlohmann::json(*v->code) : nlohmann::json(nullptr)},
+                         {"source", std::string(store::to_string(v->source))},
+                         {"confirmed", v->confirmed},
+                         {"parent", opt(v->parent_version)}});
+  });
+
+  app.router.post("/v1/sessions/{id}/datasets/{version}/confirm", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    auto session = owned_session(app, *caller, req.param("id"), *res);
+    if (!session) return;
+    auto version = version_of(req.param("version"));
+    if (!version) return res->send_error("not_found");
+    bool found = false;
+    try {
+      found = store::datasets::confirm(app.db, session->id, *version, store::now_unix());
+    } catch (const std::exception&) {
+      return res->send_error("store_unavailable");
+    }
+    if (!found) return res->send_error("not_found");
+    res->send_json(200, {{"version", *version}, {"confirmed", true}});
+  });
+
+  RouteOptions paste_opts;
+  paste_opts.body_limit = 2 * 1024 * 1024;  // 204,800 bytes of text, JSON-escaped
+  app.router.post("/v1/sessions/{id}/datasets", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    auto body = wire::closed_object(req.body, {"text"});
+    if (!body || !body->contains("text") || !(*body)["text"].is_string()) return res->send_error("invalid_job");
+    auto session = owned_session(app, *caller, req.param("id"), *res);
+    if (!session) return;
+    const std::string& text = (*body)["text"].get_ref<const std::string&>();
+    table::Caps caps;
+    if (text.size() > caps.max_bytes) return res->send_error("too_long");
+    // Code and formulas are told apart before any parser reads the text.
+    switch (table::classify_paste(text).kind) {
+      case table::PasteKind::code: return res->send_error("code");
+      case table::PasteKind::formula: return res->send_error("formula");
+      case table::PasteKind::table: break;
+    }
+    table::ParseResult parsed = table::parse_table(text, caps);
+    if (const auto* err = std::get_if<table::ParseError>(&parsed)) return res->send_error(err->code);
+    const table::Table& t = std::get<table::Table>(parsed);
+    store::NewDatasetVersion v;
+    v.session_id = session->id;
+    v.source = store::DatasetSource::paste;
+    v.csv = table::write_csv(t);
+    v.rows = static_cast<std::int64_t>(t.row_count());
+    v.cols = static_cast<std::int64_t>(t.column_count());
+    store::DatasetVersionInfo info;
+    try {
+      info = store::datasets::add_next_version(app.db, v, store::now_unix());
+    } catch (const std::exception&) {
+      return res->send_error("store_unavailable");
+    }
+    res->send_json(201, {{"version", info.version}, {"rows", info.rows}, {"cols", info.cols}, {"columns", columns_json(t)}});
+  });
+}
+
+}  // namespace plotq::server

@@ -1,0 +1,116 @@
+// Chat routes (docs/api.md "Chat"): sessions, messages (a turn as an SSE stream), resuming a turn's
+// stream, cancelling a turn, and the turn's plot images.
+#include "common/log.hpp"
+#include "server/app.hpp"
+#include "server/session_access.hpp"
+#include "server/turn_plots.hpp"
+#include "server/turn_service.hpp"
+#include "server/turn_stream.hpp"
+#include "store/error.hpp"
+#include "store/ids.hpp"
+#include "store/turns.hpp"
+
+namespace plotq::server {
+namespace {
+
+// The turn, only when it belongs to the session; else answers 404 not_found.
+bool turn_in_session(App& app, const store::Session& s, std::string_view turn_id, Responder& res) {
+  if (turn_id.empty() || turn_id.size() > 128) {
+    res.send_error("not_found");
+    return false;
+  }
+  std::optional<store::Turn> t;
+  try {
+    t = store::turns::get(app.db, std::string(turn_id));
+  } catch (const std::exception&) {
+    res.send_error("store_unavailable");
+    return false;
+  }
+  if (!t || t->session_id != s.id) {
+    res.send_error("not_found");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void register_turn_routes(App& app) {
+  auto svc = std::make_shared<TurnService>(app);
+  app.on_shutdown([svc] { svc->shutdown(); });
+
+  app.router.post("/v1/sessions", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    std::string id = store::new_id();
+    try {
+      store::sessions::create(app.db, id, caller->user, store::now_unix());
+    } catch (const std::exception&) {
+      return res->send_error("store_unavailable");
+    }
+    res->send_json(201, {{"id", id}});
+  });
+
+  RouteOptions message_opts;
+  // text (2,000 chars) + plot code (131,072 chars), at most 4 bytes each, JSON-escaped.
+  message_opts.body_limit = 2 * 1024 * 1024;
+  app.router.post("/v1/sessions/{id}/messages", [&app, svc](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    ParsedMessage parsed = parse_message(req.body, svc->cfg);
+    if (!parsed.message) return res->send_error(parsed.error);
+    // Scope verdicts come from the assistant service only.
+    if (parsed.message->scope != store::ScopeVerdict::none && !app.callers.verify(req, Need::assistant).caller)
+      return res->send_error("forbidden");
+    auto session = owned_session(app, *caller, req.param("id"), *res);
+    if (!session) return;
+    if (svc->turns.active_for(session->user_id)) return res->send_error("run_active");
+    try {
+      svc->start(session->user_id, session->id, session->open(), std::move(*parsed.message), res);
+    } catch (const std::exception& e) {
+      log_event("turn_start_failed", {{"class", typeid(e).name()}});
+      if (!res->answered()) res->send_error("store_unavailable");
+    }
+  }, message_opts);
+
+  app.router.get("/v1/sessions/{id}/turns/{turn}/events", [&app, svc](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    auto after = resume_after(req);
+    if (!after) return res->send_error("bad_request");
+    auto session = owned_session(app, *caller, req.param("id"), *res);
+    if (!session || !turn_in_session(app, *session, req.param("turn"), *res)) return;
+    StreamOptions opts;
+    opts.retry_ms = svc->cfg.retry_ms;
+    if (!res->start_stream(std::move(opts))) return;
+    follow_turn(*svc, std::string(req.param("turn")), *after, std::move(res));
+  });
+
+  app.router.post("/v1/sessions/{id}/turns/{turn}/cancel", [&app, svc](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res);
+    if (!caller) return;
+    auto session = owned_session(app, *caller, req.param("id"), *res);
+    if (!session || !turn_in_session(app, *session, req.param("turn"), *res)) return;
+    res->send_json(200, {{"state", svc->cancel(std::string(req.param("turn")))}});
+  });
+
+  // Images are fetched by <img> tags, which send no Authorization or X-Plotq-User header, so this
+  // route has no caller check: the URL is the capability (a 64-bit random session id and a 64-bit
+  // random turn id, and the turn must belong to the session).
+  app.router.get("/v1/sessions/{id}/turns/{turn}/plots/{file}", [&app](Request req, std::shared_ptr<Responder> res) {
+    std::string_view file = req.param("file");
+    std::string theme = file == "light.png" ? "light" : file == "dark.png" ? "dark" : "";
+    if (theme.empty()) return res->send_error("not_found");
+    std::optional<std::string> png;
+    try {
+      png = plots::get(app.db, std::string(req.param("id")), std::string(req.param("turn")), theme);
+    } catch (const std::exception&) {
+      return res->send_error("store_unavailable");
+    }
+    if (!png) return res->send_error("not_found");
+    res->send_body(200, "image/png", std::move(*png),
+                   {{"Cache-Control", "private, max-age=3600"}, {"X-Content-Type-Options", "nosniff"}});
+  });
+}
+
+}  // namespace plotq::server

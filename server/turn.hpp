@@ -1,0 +1,78 @@
+// One chat turn while it lives in plotqd: its stage, its hold on the render slot, whatever sandbox
+// work it runs, and the streams that follow it. Every event of a turn goes through the EventLog
+// (server/turn_events.hpp): stored first, then delivered here to the subscribers. A client that
+// goes away only drops its subscription; the turn goes on. Loop thread only.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "queue/turn_slot.hpp"
+#include "server/http.hpp"
+
+namespace plotq::server {
+
+class Turn {
+ public:
+  enum class Stage {
+    working,  // answering without the slot (plain turns, checks before a run)
+    queued,   // its first sandbox job waits for the render slot
+    running,  // holds the slot; a job runs
+    ending,   // done{} was queued; nothing more is emitted
+  };
+
+  Turn(std::string id, std::string session_id, std::string user)
+      : id(std::move(id)), session_id(std::move(session_id)), user(std::move(user)) {}
+
+  const std::string id;
+  const std::string session_id;
+  const std::string user;
+
+  Stage stage = Stage::working;
+  // Why the running work was stopped ("" while nobody stopped it): cancelled | deadline | shutdown.
+  std::string stop_reason;
+  int data_runs = 0;  // data runs this turn started (at most TurnConfig::data_runs_per_turn)
+  std::unique_ptr<queue::TurnSlot> slot;  // made with the turn; takes the slot at the first job
+  std::function<void()> stop_work;       // kills the running job or render; set while one runs
+  std::chrono::steady_clock::time_point queued_at{};
+
+  // ---- streams ----
+  // Follows the turn from after `after`: events with a larger seq are written to res as they come.
+  void subscribe(std::shared_ptr<Responder> res, std::int64_t after);
+  // Called by the EventLog once the event is stored. After "done" every stream is closed.
+  void deliver(std::int64_t seq, const std::string& name, const std::string& frame);
+  // Ends every stream without an event (the event could not be stored).
+  void close_streams();
+  std::int64_t delivered() const { return delivered_; }
+  std::size_t subscribers() const { return subscribers_.size(); }
+  bool ending() const { return stage == Stage::ending; }
+
+ private:
+  struct Subscriber {
+    std::shared_ptr<Responder> res;
+    std::int64_t after = 0;
+  };
+  std::vector<Subscriber> subscribers_;
+  std::int64_t delivered_ = 0;
+};
+
+// The turns that have not ended, by id and by user (one in flight per user).
+class TurnRegistry {
+ public:
+  std::shared_ptr<Turn> find(const std::string& id) const;
+  std::shared_ptr<Turn> active_for(const std::string& user) const;
+  void add(const std::shared_ptr<Turn>& t);
+  void remove(const Turn& t);
+  std::vector<std::shared_ptr<Turn>> all() const;
+  std::size_t size() const { return by_id_.size(); }
+
+ private:
+  std::unordered_map<std::string, std::shared_ptr<Turn>> by_id_;
+  std::unordered_map<std::string, std::string> by_user_;
+};
+
+}  // namespace plotq::server

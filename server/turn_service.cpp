@@ -1,0 +1,196 @@
+#include "server/turn_service.hpp"
+
+#include <chrono>
+#include <typeinfo>
+
+#include "common/log.hpp"
+#include "queue/render_queue.hpp"
+#include "runs/render_job.hpp"
+#include "store/error.hpp"
+#include "store/ids.hpp"
+#include "store/ledger.hpp"
+#include "store/turns.hpp"
+
+namespace plotq::server {
+
+TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.db), renderer(make_renderer(a)) {
+  events.on_turn_done([this](const std::shared_ptr<Turn>& t) {
+    turns.remove(*t);
+    t->stop_work = nullptr;
+  });
+}
+
+TurnService::~TurnService() = default;
+
+const char* TurnService::help_text() {
+  return "plotq makes datasets and plots; it has no language model, so it does not answer questions in "
+         "words. Send a data snippet (Python that assigns a pandas DataFrame to df) to make the next "
+         "dataset version, paste a table in the data panel, or send plot code (matplotlib, seaborn or "
+         "plotly) to render it as an image.";
+}
+
+void TurnService::start(const std::string& user, const std::string& session_id, bool session_open,
+                        MessageRequest msg, std::shared_ptr<Responder> res) {
+  auto t = std::make_shared<Turn>(store::new_id(), session_id, user);
+  store::NewTurn row{t->id, session_id, user, static_cast<std::int64_t>(msg.text_chars), msg.action.kind};
+  store::turns::create(app.db, row, store::now_unix());  // throws before the stream starts
+  turns.add(t);
+
+  StreamOptions opts;
+  opts.retry_ms = cfg.retry_ms;
+  res->start_stream(std::move(opts));
+  t->subscribe(std::move(res), 0);
+
+  std::weak_ptr<Turn> weak = t;
+  t->slot = std::make_unique<queue::TurnSlot>(
+      app.queue, queue::Holder{queue::HolderKind::turn, user, "turn " + t->id}, [this, weak] {
+        if (auto turn = weak.lock()) on_deadline(turn);
+      });
+  emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
+  try {
+    run(t, session_open, msg);
+  } catch (const std::exception& e) {
+    log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
+    fail(t, "internal");
+  }
+}
+
+void TurnService::run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg) {
+  auto now = store::now_unix();
+  // The message limits come before anything else; a refused message counts nothing.
+  if (auto code = book_message(app.db, cfg, t->user, now)) return refuse(t, *code);
+  if (!session_open) {
+    unbook_message(app.db, t->user, now);
+    return refuse(t, "session_closed");
+  }
+  if (locked_out(app.db, cfg, t->user, now)) {
+    unbook_message(app.db, t->user, now);
+    return refuse(t, "locked_out");
+  }
+  if (msg.scope != store::ScopeVerdict::none) {
+    ScopeOutcome o = apply_scope(app.db, cfg, t->user, t->session_id, t->id, msg.scope, now);
+    log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
+                             {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
+    return refuse(t, o.code);
+  }
+  switch (msg.action.kind) {
+    case store::TurnAction::none:
+      store::turns::start(app.db, t->id);
+      emit(t, "message", {{"text", help_text()}});
+      return complete(t);
+    case store::TurnAction::data:
+      return run_data_action(*this, t, msg.action);
+    case store::TurnAction::plot:
+      return run_plot_action(*this, t, msg.action);
+  }
+}
+
+void TurnService::on_deadline(const std::shared_ptr<Turn>& t) {
+  if (t->ending()) return;
+  log_event("turn_deadline", {{"turn", t->id}});
+  t->stop_reason = "deadline";
+  if (auto stop = t->stop_work) return stop();  // the job's end answers error{deadline}
+  fail(t, "deadline");
+}
+
+std::string TurnService::cancel(const std::string& turn_id) {
+  auto t = turns.find(turn_id);
+  if (!t || t->ending()) return "done";
+  bool running = t->stage == Turn::Stage::running;
+  if (t->stop_reason.empty()) t->stop_reason = "cancelled";
+  log_event("turn_cancel", {{"turn", t->id}, {"stage", running ? "running" : "waiting"}});
+  if (running && t->slot) t->slot->cancel();  // kill_requested: the slot is returned when the turn ends
+  if (auto stop = t->stop_work) stop();
+  else fail(t, "cancelled");
+  return t->ending() ? "cancelled" : "cancelling";
+}
+
+void TurnService::shutdown() {
+  for (auto& t : turns.all()) {
+    if (t->ending()) continue;
+    t->stop_reason = "shutdown";
+    auto stop = std::move(t->stop_work);
+    fail(t, "unavailable");
+    if (stop) stop();
+  }
+  events.flush();
+}
+
+double TurnService::waited(const Turn& t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t.queued_at).count();
+}
+
+void TurnService::ledger(const store::LedgerEntry& e) {
+  try {
+    store::ledger::insert(app.db, e);
+  } catch (const std::exception& ex) {
+    log_event("ledger_write_failed", {{"job_id", e.job_id}, {"class", typeid(ex).name()}});
+  }
+}
+
+void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code,
+                                 double slot_wait_s) {
+  ledger(runs::refused_row(who, kind, code, slot_wait_s));
+}
+
+void TurnService::take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
+                            std::function<void(const std::shared_ptr<Turn>&)> run) {
+  t->stage = Turn::Stage::queued;
+  t->queued_at = std::chrono::steady_clock::now();
+  std::weak_ptr<Turn> weak = t;
+  // Until the slot is granted, stopping the turn withdraws it from the queue.
+  t->stop_work = [this, weak, who, kind] {
+    auto turn = weak.lock();
+    if (!turn) return;
+    turn->slot->cancel();
+    ledger_refused(who, kind, "cancelled", waited(*turn));
+    fail(turn, turn->stop_reason.empty() ? "cancelled" : turn->stop_reason);
+  };
+  auto capacity = [this, weak, who, kind] {
+    auto turn = weak.lock();
+    if (!turn || turn->ending()) return;
+    ledger_refused(who, kind, "capacity", waited(*turn));
+    fail(turn, "capacity");
+  };
+  queue::TurnSlot::Callbacks cb;
+  cb.on_position = [this, weak](queue::Position p) {
+    if (auto turn = weak.lock()) emit(turn, "status", {{"step", "queued"}, {"position", p.position}, {"waiting", p.waiting}});
+  };
+  cb.on_refused = [capacity](std::string_view) { capacity(); };
+  cb.on_expired = capacity;
+  cb.on_granted = [this, weak, run = std::move(run)](bool) {
+    auto turn = weak.lock();
+    if (!turn || turn->ending()) return;
+    turn->stop_work = nullptr;
+    turn->stage = Turn::Stage::running;
+    try {
+      store::turns::start(app.db, turn->id);
+      run(turn);
+    } catch (const std::exception& e) {
+      log_event("turn_failed", {{"turn", turn->id}, {"class", typeid(e).name()}});
+      fail(turn, "internal");
+    }
+  };
+  if (t->slot->take(std::move(cb)) == queue::TurnSlot::Take::ended) fail(t, "unavailable");
+}
+
+void TurnService::refuse(const std::shared_ptr<Turn>& t, const std::string& code, const std::string& text) {
+  emit(t, "refusal", {{"code", code}, {"text", text.empty() ? refusal_text(code) : text}});
+  end(t, "refused", code);
+}
+
+void TurnService::fail(const std::shared_ptr<Turn>& t, const std::string& code) {
+  emit(t, "error", {{"code", code}, {"ref", t->id}});
+  end(t, code == "cancelled" ? "cancelled" : "error", code);
+}
+
+void TurnService::complete(const std::shared_ptr<Turn>& t) { end(t, "ok", std::nullopt); }
+
+void TurnService::end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code) {
+  if (t->ending()) return;
+  t->stop_work = nullptr;
+  if (t->slot) t->slot->end();  // returns the slot (or withdraws a waiting take), stops the deadline
+  events.finish(t, state, code);
+}
+
+}  // namespace plotq::server

@@ -1,0 +1,84 @@
+// The chat turn flow (issue 5, docs/api.md): a turn starts at once; the per-user limits come
+// first; a plain turn is answered by the server (ready -> message -> done) even while the slot is
+// held; only a data or plot action takes the render slot (through TurnSlot, queued FIFO with
+// status{queued} updates). Every turn ends with done{turn, state}. Loop thread only.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runs/ledger_row.hpp"
+#include "server/app.hpp"
+#include "server/limits.hpp"
+#include "server/turn.hpp"
+#include "server/turn_events.hpp"
+#include "server/turn_wire.hpp"
+
+namespace plotq::runs {
+class Renderer;
+}
+
+namespace plotq::server {
+
+class TurnService {
+ public:
+  explicit TurnService(App& app);
+  ~TurnService();
+
+  App& app;
+  const TurnConfig& cfg;
+  EventLog events;
+  TurnRegistry turns;
+  std::unique_ptr<runs::Renderer> renderer;  // null when plot renders are not built in
+
+  // Starts a turn for a message that passed the HTTP checks (413, 404, 409): creates it, streams it
+  // on res and runs it. Throws store::StoreError before anything was streamed.
+  void start(const std::string& user, const std::string& session_id, bool session_open, MessageRequest msg,
+             std::shared_ptr<Responder> res);
+
+  // POST .../cancel: "cancelled" (a waiting or not yet running turn ended), "cancelling" (its running
+  // job is being killed; the turn ends when it is gone) or "done" (it had already ended).
+  std::string cancel(const std::string& turn_id);
+
+  // SIGTERM: every live turn ends with error{unavailable}; running jobs are killed.
+  void shutdown();
+
+  // ---- endings (used by the actions) ----
+  void refuse(const std::shared_ptr<Turn>& t, const std::string& code, const std::string& text = "");
+  void fail(const std::shared_ptr<Turn>& t, const std::string& code);
+  void complete(const std::shared_ptr<Turn>& t);
+  void emit(const std::shared_ptr<Turn>& t, std::string_view name, const nlohmann::json& data) {
+    events.emit(t, name, data);
+  }
+
+  // Takes the turn's render slot for its first sandbox job. While it waits: status{queued,
+  // position, waiting}; refused or expired: error{capacity}; stopped while waiting: withdrawn and
+  // error{cancelled} (each with a refused ledger row for `who`). Once the slot is held, `run` is
+  // called (exceptions from it end the turn with error{internal}).
+  void take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
+                 std::function<void(const std::shared_ptr<Turn>&)> run);
+  // A refused run's ledger row (quota, capacity, cancelled while waiting); logged when it cannot be written.
+  void ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code, double slot_wait_s = 0);
+  void ledger(const store::LedgerEntry& e);
+  // Seconds since the turn queued for the slot.
+  static double waited(const Turn& t);
+
+  // The plain turn's answer: plotq has no language model, so it says what it can do.
+  static const char* help_text();
+
+ private:
+  void run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg);
+  void on_deadline(const std::shared_ptr<Turn>& t);
+  void end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code);
+};
+
+// The data action: book a daily data run, take the turn's slot, run the snippet in the sandbox,
+// store the table as the session's next dataset version (server/turn_data.cpp).
+void run_data_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnAction& action);
+// The plot action: book a daily pipeline run, take the slot, render each theme, store the PNGs
+// (server/turn_plot.cpp).
+void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnAction& action);
+// Makes the service's Renderer when plot renders are built in (server/turn_plot.cpp).
+std::unique_ptr<runs::Renderer> make_renderer(App& app);
+
+}  // namespace plotq::server

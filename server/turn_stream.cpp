@@ -1,0 +1,94 @@
+#include "server/turn_stream.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
+
+#include "server/turn_service.hpp"
+#include "store/turns.hpp"
+
+namespace plotq::server {
+namespace {
+
+std::optional<std::int64_t> parse_seq(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+constexpr int kPage = 200;                                   // stored events read per query
+constexpr auto kPace = std::chrono::milliseconds(10);        // re-check of a full buffer
+
+struct Replay : std::enable_shared_from_this<Replay> {
+  Replay(TurnService& svc, std::string id, std::int64_t a, std::shared_ptr<Responder> r)
+      : s(svc), turn_id(std::move(id)), after(a), res(std::move(r)), timer(svc.app.ioc),
+        budget(std::max<std::size_t>(svc.app.config.http.stream_buffer_bytes / 2, 512)) {}
+
+  TurnService& s;
+  std::string turn_id;
+  std::int64_t after;
+  std::shared_ptr<Responder> res;
+  boost::asio::steady_timer timer;
+  std::size_t budget;
+  std::deque<store::TurnEvent> page;
+
+  void step() {
+    for (;;) {
+      if (!res->is_open()) return;
+      if (page.empty()) {
+        try {
+          auto got = store::turns::events_after(s.app.db, turn_id, after, kPage);
+          page.assign(std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
+        } catch (const std::exception&) {
+          return res->close();
+        }
+        if (page.empty()) return attach();
+      }
+      const store::TurnEvent& e = page.front();
+      auto frame = format_sse_event(e.event, e.data, std::to_string(e.seq));
+      if (!frame) return res->close();
+      std::size_t queued = res->pending_bytes();
+      if (queued > 0 && queued + frame->size() > budget) return wait();
+      res->write_raw(*frame);
+      after = e.seq;
+      bool done = e.event == "done";
+      page.pop_front();
+      if (done) return res->close();
+    }
+  }
+
+  void wait() {
+    timer.expires_after(kPace);
+    timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) self->step();
+    });
+  }
+
+  // Everything stored is out: follow the live turn (same loop turn, so nothing falls between).
+  void attach() {
+    if (auto t = s.turns.find(turn_id)) return t->subscribe(res, after);
+    res->close();  // ended (or abandoned by an earlier process) without more to send
+  }
+};
+
+}  // namespace
+
+std::optional<std::int64_t> resume_after(const Request& req) {
+  if (auto h = req.header("Last-Event-ID")) {
+    std::string_view v = *h;
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+    return parse_seq(v);
+  }
+  if (auto q = req.query_value("after")) return parse_seq(*q);
+  return 0;
+}
+
+void follow_turn(TurnService& s, const std::string& turn_id, std::int64_t after, std::shared_ptr<Responder> res) {
+  std::make_shared<Replay>(s, turn_id, after, std::move(res))->step();
+}
+
+}  // namespace plotq::server
