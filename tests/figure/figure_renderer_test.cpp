@@ -48,16 +48,18 @@ struct TempDir {
 
 FigureConfig test_config() {
   FigureConfig c = plotq::sandbox::figure_config_from_env();
-  if (::geteuid() != 0) c.figure_netns = false;  // a new network namespace needs root
+  if (::geteuid() != 0) c.figure_netns = c.figure_pidns = false;  // new namespaces need root
+  // Generous: a start (launch, warm-up, two fresh pages) takes ~3 s idle but 15 s on a loaded CI box.
+  c.figure_start_timeout_s = 120;
   return c;
 }
 
 // Runs the io_context until the render's callback has run.
 FigureResult render(asio::io_context& io, FigureRenderer& r, const fs::path& figure, const fs::path& out,
-                    double timeout_s = 30) {
+                    double timeout_s = 120) {
   std::optional<FigureResult> got;
   r.render(figure.string(), out.string(), timeout_s, [&](FigureResult res) { got = std::move(res); });
-  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(240);
   while (!got && std::chrono::steady_clock::now() < give_up) io.run_one_for(std::chrono::milliseconds(100));
   REQUIRE(got.has_value());
   return *got;

@@ -197,7 +197,7 @@ describe('drawing in Chromium', () => {
     await fb.close();
     lis.server.close();
   });
-  const draw = (figure, out, hooks, timeoutMs = 30000) => fb.render({ figure, out, timeoutMs }, hooks);
+  const draw = (figure, out, hooks, timeoutMs = 120000) => fb.render({ figure, out, timeoutMs }, hooks);
 
   test('light and dark scatter: 3200x1800, light and dark paper', async () => {
     for (const [theme, dark] of [['light', false], ['dark', true]]) {
