@@ -29,7 +29,7 @@ struct FigureConfig {
   std::string figure_script;          // renderer.mjs; "" = <project home>/sandbox/figure/renderer.mjs
   std::string figure_tmp_root = "/tmp";  // a private 0711 dir per renderer start is made here
   std::uint32_t figure_restart_after = 200;  // jobs per renderer process, then a fresh one
-  double figure_start_timeout_s = 30;    // start + warm-up must say "ready" within this
+  double figure_start_timeout_s = 60;    // start + warm-up must say "ready" within this (~3 s idle)
   double figure_kill_grace_s = 2;        // host kills the group at timeout + this (renderer answers first)
   double figure_max_timeout_s = 120;     // a job's timeout_s is clamped to (0, this]
   std::uint32_t figure_max_queue = 16;   // jobs waiting behind the running one; more answer "busy"
