@@ -1,7 +1,8 @@
 // A render: plot code drawn once per theme in the sandbox (plot mode for matplotlib/seaborn,
 // figure mode for plotly: the plot step writes plot-<theme>.json, Chromium draws it). One
 // RenderResult per request, one ThemeRun per theme, the same shape as POST /render's answer.
-// The caller holds the render slot; themes run one after another inside it.
+// The caller holds the render slot; themes run one after another inside it. runs/README.md has
+// the outcome vocabulary and the figure-mode split (plot step in the sandbox, drawing on the host).
 #pragma once
 #include <functional>
 #include <map>
@@ -26,7 +27,17 @@ inline constexpr std::size_t kMaxRenderSourceChars = 131'072;
 inline constexpr std::size_t kMaxDataCsvChars = 2'097'152;
 inline constexpr double kMaxRenderTimeoutS = 120;
 inline constexpr std::size_t kMaxPngBytes = 10'485'760;
+inline constexpr std::size_t kMaxFigureBytes = 16u << 20;  // plot-<theme>.json (FigureConfig's cap too)
+inline constexpr std::size_t kMaxRenderRecordBytes = 64 * 1024;  // result.json
 inline constexpr int kCanvasTolerancePx = 16;
+
+// Host-side settings of the renderer (env PLOTQ_<FIELD IN UPPER CASE>).
+struct RenderConfig {
+  // A private 0700 dir per Renderer is made here for the figure JSON handed to Chromium and the
+  // PNG it draws (PLOTQ_RENDER_TMP_DIR).
+  std::string render_tmp_dir = "/tmp";
+};
+RenderConfig render_config_from_env();
 
 struct RenderRequest {
   std::string job_id;
@@ -39,10 +50,13 @@ struct RenderRequest {
 
 struct ThemeRun {
   std::string theme;
-  // "ok", or a fixed reason: plot_error (the plot raised: error_class/error_line), no_output,
-  // canvas_size (measured "WxH" in message, measured/limit = width), output_too_large,
-  // output_rejected, guard_refused, figure_invalid, draw_failed, no_webgl, timeout, memory, cpu,
-  // disk, files, cancelled, launcher, exec_denied, harness_error, ...
+  std::string mode;  // plot | figure (empty when no sandbox job was made)
+  // "ok", or a fixed reason: plot_error (the plot raised: error_class/error_line), plot_exit,
+  // no_output, canvas_size (measured "WxH" in message, measured/limit = width), output_too_large,
+  // output_rejected, guard_refused (refusal_rule), figure_invalid, draw_failed, no_webgl,
+  // renderer_error, runtime_unavailable, invalid_library, invalid_request, source_invalid,
+  // plot_missing, internal_error, timeout, memory, cpu, disk, files, cancelled, launcher,
+  // exec_denied, harness_error, crashed, ... (runs/README.md lists them all)
   std::string outcome = "ok";
   std::optional<int> exit_code;
   bool timed_out = false;
@@ -50,13 +64,16 @@ struct ThemeRun {
   int width = 0, height = 0;       // from the PNG header when a PNG was read
   std::optional<std::string> error_class;
   std::optional<int> error_line;
+  std::optional<std::string> refusal_rule;  // guard_refused: the guard's rule
+  std::optional<std::string> figure_code;   // figure mode: the screenshot step's own code
   std::optional<double> measured, limit;
   std::string message;  // plotq's own sentence (never what the code printed)
   double wall_s = 0;
   double cpu_s = 0;
   double max_rss_mb = 0;
   int attempts = 1;
-  sandbox::JobResult job;  // the plot step's launcher result (for the ledger)
+  double draw_s = 0;       // figure mode: host time of the screenshot step
+  sandbox::JobResult job;  // the plot step's launcher result (for the ledger; outputs cleared)
 };
 
 struct RenderResult {
@@ -67,8 +84,29 @@ struct RenderResult {
 // bokeh always), or "invalid_library".
 std::string render_support(const std::string& library, const sandbox::FigureRenderer* figures);
 
+// "plot" for matplotlib/seaborn, "figure" for plotly.
+std::string render_mode(const std::string& library);
+// "" when the request is well formed, else why not (job id, source, themes, timeout, data).
+std::string validate_render_request(const RenderRequest& request);
+
+// One theme's plot step: mode plot|figure, plot.py (+ data.csv), ANYPLOT_THEME, the output and
+// result.json under their caps.
+sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s);
+// The plot step's result, cross-checked against the harness's record. Plot mode ends here (ok
+// with the PNG, or a reason). Figure mode answers "ok" with the collected JSON still in
+// run.job.outputs["plot-<theme>.json"] for the screenshot step; every other output is dropped.
+ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, const std::string& theme);
+// The screenshot step's code -> a ThemeRun outcome (the sweep's bare mode maps it alike).
+std::string figure_outcome(const std::string& code);
+// plotq's own sentence for an outcome (never what the code printed).
+std::string describe(const ThemeRun& run);
+
 class RenderHandle {
  public:
+  // Stops the render (call on the io_context's thread): the running theme's sandbox job is
+  // killed; a theme being drawn is answered `cancelled` at once (FigureRenderer has no per-job
+  // kill: its draw ends by its own deadline, the time left, and its answer is dropped); themes not
+  // started are `cancelled`. on_done still runs, once.
   void cancel();
   bool done() const;
 
@@ -76,13 +114,24 @@ class RenderHandle {
   friend class Renderer;
   std::weak_ptr<void> state_;
   std::function<void()> cancel_;
+  std::function<bool()> done_;
 };
+
+namespace detail {
+struct RendererShared;
+}
 
 class Renderer {
  public:
   // figures may be null: plotly then answers runtime_unavailable.
-  Renderer(boost::asio::io_context& io, sandbox::Launcher& launcher, sandbox::FigureRenderer* figures);
-  // Runs every theme of the request one after another; on_done once, on the io_context.
+  Renderer(boost::asio::io_context& io, sandbox::Launcher& launcher, sandbox::FigureRenderer* figures,
+           RenderConfig config = render_config_from_env());
+  // Cancels what still runs; their on_done is not called.
+  ~Renderer();
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+  // Runs every theme of the request one after another; on_done once, on the io_context (never
+  // inside render()). Call on the io_context's thread.
   RenderHandle render(RenderRequest request, std::function<void(RenderResult)> on_done);
   std::string support(const std::string& library) const;
 
@@ -90,6 +139,7 @@ class Renderer {
   boost::asio::io_context& io_;
   sandbox::Launcher& launcher_;
   sandbox::FigureRenderer* figures_;
+  std::shared_ptr<detail::RendererShared> shared_;
 };
 
 // PNG IHDR size, or nullopt when the bytes are not a PNG.

@@ -1,0 +1,292 @@
+// The pure parts of runs/render_job: the PNG header, the canvas rule, request checks, the job spec,
+// and the interpretation of a plot step's JobResult against the harness's record (fake results:
+// every path through interpret_render_job, incl. records that contradict the process).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "runs/render_job.hpp"
+
+using plotq::runs::ThemeRun;
+namespace runs = plotq::runs;
+namespace sb = plotq::sandbox;
+
+namespace {
+
+std::string png_header(std::uint32_t w, std::uint32_t h) {
+  std::string s = "\x89PNG\r\n\x1a\n";
+  auto u32 = [&](std::uint32_t v) {
+    s.push_back(static_cast<char>(v >> 24));
+    s.push_back(static_cast<char>(v >> 16));
+    s.push_back(static_cast<char>(v >> 8));
+    s.push_back(static_cast<char>(v));
+  };
+  u32(13);
+  s += "IHDR";
+  u32(w);
+  u32(h);
+  s += std::string("\x08\x06\x00\x00\x00", 5);
+  return s + "rest-of-the-file";
+}
+
+nlohmann::json record(const std::string& mode, const std::string& theme, int code, const std::string& reason) {
+  return {{"mode", mode},       {"theme", theme},  {"output", "plot-" + theme + (mode == "figure" ? ".json" : ".png")},
+          {"exit_code", code},  {"reason", reason}, {"error", nullptr}, {"refusal", nullptr}, {"exit_request", nullptr},
+          {"measured", nullptr}, {"limit", nullptr}};
+}
+
+sb::JobResult job_with(int exit_code, const nlohmann::json& rec) {
+  sb::JobResult j;
+  j.reason = exit_code == 0 ? sb::Reason::ok : sb::Reason::nonzero_exit;
+  j.exit_code = exit_code;
+  j.attempts = 1;
+  j.wall_s = 1.5;
+  j.outputs["result.json"] = rec.dump();
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("png_size reads the IHDR chunk and refuses anything else", "[png]") {
+  auto size = runs::png_size(png_header(3200, 1800));
+  REQUIRE(size);
+  CHECK(size->first == 3200);
+  CHECK(size->second == 1800);
+  CHECK_FALSE(runs::png_size(""));
+  CHECK_FALSE(runs::png_size(png_header(3200, 1800).substr(0, 23)));
+  std::string wrong_sig = png_header(10, 10);
+  wrong_sig[1] = 'Q';
+  CHECK_FALSE(runs::png_size(wrong_sig));
+  std::string wrong_chunk = png_header(10, 10);
+  wrong_chunk[12] = 'X';
+  CHECK_FALSE(runs::png_size(wrong_chunk));
+  CHECK_FALSE(runs::png_size(png_header(0, 10)));
+  CHECK_FALSE(runs::png_size(png_header(0x80000000u, 10)));
+}
+
+TEST_CASE("canvas_ok: 3200x1800 or 2400x2400 within 16 px", "[png]") {
+  CHECK(runs::canvas_ok(3200, 1800));
+  CHECK(runs::canvas_ok(2400, 2400));
+  CHECK(runs::canvas_ok(3216, 1784));
+  CHECK(runs::canvas_ok(2384, 2416));
+  CHECK_FALSE(runs::canvas_ok(3217, 1800));
+  CHECK_FALSE(runs::canvas_ok(3200, 1783));
+  CHECK_FALSE(runs::canvas_ok(1800, 3200));
+  CHECK_FALSE(runs::canvas_ok(2400, 1800));
+  CHECK_FALSE(runs::canvas_ok(800, 600));
+}
+
+TEST_CASE("render_support: plotly needs the figure renderer, bokeh is not in Debian", "[support]") {
+  CHECK(runs::render_support("matplotlib", nullptr) == "ok");
+  CHECK(runs::render_support("seaborn", nullptr) == "ok");
+  CHECK(runs::render_support("plotly", nullptr) == "runtime_unavailable");
+  CHECK(runs::render_support("bokeh", nullptr) == "runtime_unavailable");
+  CHECK(runs::render_support("ggplot", nullptr) == "invalid_library");
+  CHECK(runs::render_support("", nullptr) == "invalid_library");
+  CHECK(runs::render_mode("plotly") == "figure");
+  CHECK(runs::render_mode("seaborn") == "plot");
+}
+
+TEST_CASE("validate_render_request follows the wire model", "[request]") {
+  runs::RenderRequest r;
+  r.job_id = "job_1-a";
+  r.source = "print(1)";
+  r.library = "matplotlib";
+  r.themes = {"light", "dark"};
+  r.timeout_s = 60;
+  CHECK(runs::validate_render_request(r).empty());
+  auto bad = [&](auto change, const std::string& why) {
+    runs::RenderRequest c = r;
+    change(c);
+    CHECK(runs::validate_render_request(c) == why);
+  };
+  bad([](auto& c) { c.job_id = "../x"; }, "job_id");
+  bad([](auto& c) { c.job_id = std::string(65, 'a'); }, "job_id");
+  bad([](auto& c) { c.library = "Matplotlib"; }, "library");
+  bad([](auto& c) { c.source = ""; }, "source");
+  bad([](auto& c) { c.source = std::string(131'073, 'x'); }, "source");
+  bad([](auto& c) { c.data_csv = std::string(2'097'153, 'x'); }, "data_csv");
+  bad([](auto& c) { c.timeout_s = 0; }, "timeout_s");
+  bad([](auto& c) { c.timeout_s = 120.5; }, "timeout_s");
+  bad([](auto& c) { c.themes = {}; }, "themes");
+  bad([](auto& c) { c.themes = {"light", "light"}; }, "themes");
+  bad([](auto& c) { c.themes = {"sepia"}; }, "themes");
+  bad([](auto& c) { c.themes = {"light", "dark", "light"}; }, "themes");
+  // characters, not bytes: 131,072 two-byte characters are within the cap
+  runs::RenderRequest wide = r;
+  wide.source.clear();
+  for (int i = 0; i < 131'072; ++i) wide.source += "\xc3\xa9";
+  CHECK(runs::validate_render_request(wide).empty());
+}
+
+TEST_CASE("render_job_spec: one theme's plot step", "[spec]") {
+  runs::RenderRequest r;
+  r.job_id = "j";
+  r.source = "x = 1";
+  r.library = "plotly";
+  r.themes = {"dark"};
+  r.data_csv = "a,b\n1,2\n";
+  sb::JobSpec s = runs::render_job_spec(r, "dark", 12.5);
+  CHECK(s.mode == "figure");
+  CHECK(s.argv == std::vector<std::string>{"--figure", "plot.py"});
+  CHECK(s.env.at("ANYPLOT_THEME") == "dark");
+  CHECK(s.files.at("plot.py") == "x = 1");
+  CHECK(s.files.at("data.csv") == "a,b\n1,2\n");
+  CHECK(s.outputs.at("plot-dark.json") == runs::kMaxFigureBytes);
+  CHECK(s.outputs.at("result.json") == runs::kMaxRenderRecordBytes);
+  CHECK(s.outputs.size() == 2);
+  CHECK(s.timeout_s == 12.5);
+  r.library = "seaborn";
+  r.data_csv.clear();
+  sb::JobSpec p = runs::render_job_spec(r, "light", 5);
+  CHECK(p.mode == "plot");
+  CHECK(p.argv == std::vector<std::string>{"--plot", "plot.py"});
+  CHECK(p.outputs.at("plot-light.png") == runs::kMaxPngBytes);
+  CHECK(p.files.count("data.csv") == 0);
+}
+
+TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", "[interpret]") {
+  SECTION("exit 0, record ok, a 3200x1800 PNG: ok with the bytes") {
+    auto j = job_with(0, record("plot", "light", 0, "ok"));
+    j.outputs["plot-light.png"] = png_header(3200, 1800);
+    ThemeRun r = runs::interpret_render_job(j, "plot", "light");
+    CHECK(r.outcome == "ok");
+    REQUIRE(r.png);
+    CHECK(*r.png == png_header(3200, 1800));
+    CHECK(r.width == 3200);
+    CHECK(r.height == 1800);
+    CHECK(r.exit_code == 0);
+    CHECK(r.job.outputs.empty());  // the PNG is not kept twice
+    CHECK(r.message == "Rendered a 3200x1800 image.");
+  }
+  SECTION("no PNG: no_output") {
+    ThemeRun r = runs::interpret_render_job(job_with(0, record("plot", "dark", 0, "ok")), "plot", "dark");
+    CHECK(r.outcome == "no_output");
+    CHECK_FALSE(r.png);
+  }
+  SECTION("wrong size: canvas_size naming the measured size") {
+    auto j = job_with(0, record("plot", "light", 0, "ok"));
+    j.outputs["plot-light.png"] = png_header(800, 600);
+    ThemeRun r = runs::interpret_render_job(j, "plot", "light");
+    CHECK(r.outcome == "canvas_size");
+    CHECK(r.width == 800);
+    CHECK(r.height == 600);
+    CHECK(r.measured == 800);
+    CHECK(r.limit == 3200);
+    CHECK_FALSE(r.png);
+    CHECK(r.message.find("800x600") != std::string::npos);
+  }
+  SECTION("not a PNG: output_rejected") {
+    auto j = job_with(0, record("plot", "light", 0, "ok"));
+    j.outputs["plot-light.png"] = "GIF89a....";
+    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == "output_rejected");
+  }
+  SECTION("figure mode keeps the JSON for the screenshot step") {
+    auto j = job_with(0, record("figure", "light", 0, "ok"));
+    j.outputs["plot-light.json"] = R"({"data": []})";
+    ThemeRun r = runs::interpret_render_job(j, "figure", "light");
+    CHECK(r.outcome == "ok");
+    CHECK_FALSE(r.png);
+    CHECK(r.job.outputs.at("plot-light.json") == R"({"data": []})");
+    CHECK(r.job.outputs.size() == 1);
+  }
+}
+
+TEST_CASE("interpret_render_job: the harness's failures and the record cross-check", "[interpret]") {
+  SECTION("plot_error with class and line") {
+    auto rec = record("plot", "light", 30, "plot_error");
+    rec["error"] = {{"class", "AttributeError"}, {"line", 8}};
+    ThemeRun r = runs::interpret_render_job(job_with(30, rec), "plot", "light");
+    CHECK(r.outcome == "plot_error");
+    CHECK(r.error_class == "AttributeError");
+    CHECK(r.error_line == 8);
+    CHECK(r.exit_code == 30);
+    CHECK(r.message == "The plot raised AttributeError at line 8.");
+  }
+  SECTION("guard_refused with the rule") {
+    auto rec = record("plot", "light", 31, "guard_refused");
+    rec["refusal"] = {{"rule", "open"}, {"line", 3}};
+    ThemeRun r = runs::interpret_render_job(job_with(31, rec), "plot", "light");
+    CHECK(r.outcome == "guard_refused");
+    CHECK(r.refusal_rule == "open");
+    CHECK(r.error_line == 3);
+  }
+  SECTION("a class name that is not a name is dropped") {
+    auto rec = record("plot", "light", 30, "plot_error");
+    rec["error"] = {{"class", "<script>"}, {"line", 1}};
+    CHECK_FALSE(runs::interpret_render_job(job_with(30, rec), "plot", "light").error_class);
+  }
+  SECTION("source_invalid carries measured and limit") {
+    auto rec = record("plot", "light", 34, "source_invalid");
+    rec["measured"] = 600001;
+    rec["limit"] = 524288;
+    ThemeRun r = runs::interpret_render_job(job_with(34, rec), "plot", "light");
+    CHECK(r.outcome == "source_invalid");
+    CHECK(r.measured == 600001);
+    CHECK(r.limit == 524288);
+  }
+  SECTION("records that contradict the process: harness_error, never success") {
+    auto j = job_with(0, record("plot", "light", 30, "plot_error"));  // record says 30, process 0
+    j.outputs["plot-light.png"] = png_header(3200, 1800);
+    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == "harness_error");
+    auto k = job_with(0, record("plot", "light", 0, "plot_error"));  // exit 0 with a failure reason
+    k.outputs["plot-light.png"] = png_header(3200, 1800);
+    CHECK(runs::interpret_render_job(k, "plot", "light").outcome == "harness_error");
+    auto m = job_with(0, record("figure", "light", 0, "ok"));  // another mode's record
+    m.outputs["plot-light.png"] = png_header(3200, 1800);
+    CHECK(runs::interpret_render_job(m, "plot", "light").outcome == "harness_error");
+    auto t = job_with(0, record("plot", "dark", 0, "ok"));  // another theme's record
+    t.outputs["plot-light.png"] = png_header(3200, 1800);
+    CHECK(runs::interpret_render_job(t, "plot", "light").outcome == "harness_error");
+    auto n = job_with(7, record("plot", "light", 7, "plot_error"));  // a code outside the vocabulary
+    CHECK(runs::interpret_render_job(n, "plot", "light").outcome == "harness_error");
+    sb::JobResult none;
+    none.reason = sb::Reason::ok;
+    none.exit_code = 0;
+    none.outputs["plot-light.png"] = png_header(3200, 1800);
+    CHECK(runs::interpret_render_job(none, "plot", "light").outcome == "harness_error");
+    sb::JobResult deep = job_with(0, record("plot", "light", 0, "ok"));
+    deep.outputs["result.json"] = std::string(5000, '[') + std::string(5000, ']');
+    deep.outputs["plot-light.png"] = png_header(3200, 1800);
+    CHECK(runs::interpret_render_job(deep, "plot", "light").outcome == "harness_error");
+  }
+  SECTION("the sandbox's verdict comes first") {
+    sb::JobResult j = job_with(0, record("plot", "light", 0, "ok"));
+    j.reason = sb::Reason::timeout;
+    j.timed_out = true;
+    j.exit_code.reset();
+    j.outputs["plot-light.png"] = png_header(3200, 1800);
+    ThemeRun r = runs::interpret_render_job(j, "plot", "light");
+    CHECK(r.outcome == "timeout");
+    CHECK(r.timed_out);
+    CHECK_FALSE(r.exit_code);
+    CHECK_FALSE(r.png);
+    sb::JobResult big;
+    big.reason = sb::Reason::output_too_large;
+    big.measured = 11e6;
+    big.limit = 10485760;
+    ThemeRun b = runs::interpret_render_job(big, "plot", "light");
+    CHECK(b.outcome == "output_too_large");
+    CHECK(b.measured == 11e6);
+    CHECK(b.message == "The image is larger than 10 MiB.");
+    sb::JobResult link;
+    link.reason = sb::Reason::output_rejected;
+    CHECK(runs::interpret_render_job(link, "figure", "light").outcome == "output_rejected");
+  }
+}
+
+TEST_CASE("figure_outcome maps the screenshot step's codes like the sweep does", "[figure]") {
+  CHECK(runs::figure_outcome("figure_too_deep") == "figure_invalid");
+  CHECK(runs::figure_outcome("figure_invalid") == "figure_invalid");
+  CHECK(runs::figure_outcome("figure_empty") == "figure_invalid");
+  CHECK(runs::figure_outcome("figure_size_invalid") == "figure_invalid");
+  CHECK(runs::figure_outcome("figure_not_regular") == "output_rejected");
+  CHECK(runs::figure_outcome("figure_too_large") == "output_too_large");
+  CHECK(runs::figure_outcome("no_webgl") == "no_webgl");
+  CHECK(runs::figure_outcome("draw_failed") == "draw_failed");
+  CHECK(runs::figure_outcome("timeout") == "timeout");
+  CHECK(runs::figure_outcome("size_mismatch") == "canvas_size");
+  CHECK(runs::figure_outcome("browser_failed") == "renderer_error");
+  CHECK(runs::figure_outcome("busy") == "renderer_error");
+  CHECK(runs::figure_outcome("shutdown") == "cancelled");
+}
