@@ -23,9 +23,10 @@ namespace plotq::runs {
 
 class Renderer;
 
-// What a sweep can draw on this machine, the same rule for every mode: matplotlib and seaborn
-// "ok"; plotly "ok" when a figure renderer is available, else "runtime_unavailable"; bokeh
-// "runtime_unavailable" (not in Debian); anything else "invalid_library".
+// What a sweep can draw on this machine, the same rule in every mode: runs::render_support
+// (matplotlib and seaborn "ok"; plotly "ok" when a figure renderer is available, else
+// "runtime_unavailable"; bokeh "runtime_unavailable", not in Debian; anything else
+// "invalid_library").
 std::string sweep_support(const std::string& library, const sandbox::FigureRenderer* figures);
 
 // figures may be null (plotly then answers runtime_unavailable).
@@ -34,8 +35,6 @@ std::unique_ptr<SweepBackend> make_bare_backend(boost::asio::io_context& io, Bar
 
 // ledger: when not null, one ledger row (kind sweep, user "sweep") per theme drawn. job ids are
 // job_prefix + "-" + a counter.
-std::unique_ptr<SweepBackend> make_sandbox_backend(boost::asio::io_context& io, Renderer& renderer,
-                                                   const sandbox::FigureRenderer* figures, store::Db* ledger,
-                                                   std::string job_prefix);
+std::unique_ptr<SweepBackend> make_sandbox_backend(Renderer& renderer, store::Db* ledger, std::string job_prefix);
 
 }  // namespace plotq::runs

@@ -241,25 +241,6 @@ Waited wait_child(const Spawned& s, Clock::time_point start, double timeout_s, s
   return w;
 }
 
-std::optional<std::pair<int, int>> ihdr_size(const std::string& b) {
-  static const unsigned char kSig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  if (b.size() < 24 || std::memcmp(b.data(), kSig, 8) != 0 || b.compare(12, 4, "IHDR") != 0) return std::nullopt;
-  auto be32 = [&](std::size_t o) {
-    return (static_cast<std::uint32_t>(static_cast<unsigned char>(b[o])) << 24) |
-           (static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + 1])) << 16) |
-           (static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + 2])) << 8) |
-           static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + 3]));
-  };
-  std::uint32_t w = be32(16), h = be32(20);
-  if (w == 0 || h == 0 || w > 0x7fffffff || h > 0x7fffffff) return std::nullopt;
-  return std::make_pair(static_cast<int>(w), static_cast<int>(h));
-}
-
-bool canvas_fits(int w, int h) {
-  auto near = [](int v, int target) { return v >= target - kCanvasTolerancePx && v <= target + kCanvasTolerancePx; };
-  return (near(w, 3200) && near(h, 1800)) || (near(w, 2400) && near(h, 2400));
-}
-
 }  // namespace
 
 BareConfig bare_config_from_env() {
@@ -353,7 +334,7 @@ std::optional<std::string> read_output(const std::string& dir, const std::string
 }
 
 void classify_png(const std::string& png, store::SweepResult& row) {
-  auto size = ihdr_size(png);
+  auto size = png_size(png);
   if (!size) {
     set_failure(row, "output_rejected");
     row.detail = "not a PNG";
@@ -361,7 +342,7 @@ void classify_png(const std::string& png, store::SweepResult& row) {
   }
   row.width = size->first;
   row.height = size->second;
-  if (!canvas_fits(size->first, size->second)) {
+  if (!canvas_ok(size->first, size->second)) {
     set_failure(row, "canvas_size");
     row.detail = describe_size(size->first, size->second);
     return;
@@ -393,20 +374,6 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
   auto png = read_output(run.dir, png_name, config.max_png_bytes, reason);
   if (!png) return set_failure(row, reason);
   classify_png(*png, row);
-}
-
-std::string figure_reason(const std::string& code) {
-  // The same table as runs::figure_outcome (render_job.cpp), the in-process figure mode's.
-  if (code == "figure_missing") return "no_output";
-  if (code == "figure_not_regular") return "output_rejected";
-  if (code == "figure_too_large") return "output_too_large";
-  if (code == "figure_empty" || code == "figure_too_deep" || code == "figure_invalid" ||
-      code == "figure_size_invalid")
-    return "figure_invalid";
-  if (code == "no_webgl" || code == "draw_failed" || code == "timeout" || code == "runtime_unavailable") return code;
-  if (code == "size_mismatch") return "canvas_size";
-  if (code == "shutdown") return "cancelled";
-  return "renderer_error";
 }
 
 ClassVocabulary load_class_vocabulary(const std::string& python, const std::string& harness_dir) {

@@ -59,9 +59,6 @@ std::optional<std::string> read_output(const std::string& dir, const std::string
 // canvas_size / output_rejected (not a PNG).
 void classify_png(const std::string& png, store::SweepResult& row);
 
-// The figure renderer's code (sandbox/figure/README.md) as a render reason.
-std::string figure_reason(const std::string& figure_code);
-
 void remove_run_dir(const std::string& dir);
 
 // Runs the harness's errors.build_class_table() once with `python` and returns the printed-name

@@ -7,16 +7,14 @@
 
 #include <boost/asio/post.hpp>
 
+#include "runs/render_job.hpp"
 #include "runs/sweep_backends.hpp"
 #include "sandbox/figure_renderer.hpp"
 
 namespace plotq::runs {
 
 std::string sweep_support(const std::string& library, const sandbox::FigureRenderer* figures) {
-  if (library == "matplotlib" || library == "seaborn") return "ok";
-  if (library == "plotly") return figures && figures->available() ? "ok" : "runtime_unavailable";
-  if (library == "bokeh") return "runtime_unavailable";
-  return "invalid_library";
+  return render_support(library, figures);  // the render path's own rule, so both modes agree
 }
 
 namespace {
@@ -131,7 +129,7 @@ class BareBackend : public SweepBackend {
                          return p->done(std::move(out));
                        }
                        if (!fr.ok) {
-                         set_failure(row, figure_reason(fr.code));
+                         set_failure(row, figure_outcome(fr.code));  // the same table as figure mode in process
                        } else {
                          std::string reason;
                          auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);

@@ -14,14 +14,10 @@ namespace {
 
 class SandboxBackend : public SweepBackend {
  public:
-  SandboxBackend(Renderer& renderer, const sandbox::FigureRenderer* figures, store::Db* ledger, std::string prefix)
-      : renderer_(renderer), figures_(figures), ledger_(ledger), prefix_(std::move(prefix)) {}
+  SandboxBackend(Renderer& renderer, store::Db* ledger, std::string prefix)
+      : renderer_(renderer), ledger_(ledger), prefix_(std::move(prefix)) {}
 
-  std::string support(const std::string& library) override {
-    // The renderer's own answer decides; the sweep rule is the same (checked in tests).
-    std::string s = renderer_.support(library);
-    return s.empty() ? sweep_support(library, figures_) : s;
-  }
+  std::string support(const std::string& library) override { return renderer_.support(library); }
 
   void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(FileOutcome)> done) override {
@@ -75,7 +71,6 @@ class SandboxBackend : public SweepBackend {
   }
 
   Renderer& renderer_;
-  const sandbox::FigureRenderer* figures_;
   store::Db* ledger_;
   std::string prefix_;
   bool cancelling_ = false;
@@ -85,10 +80,8 @@ class SandboxBackend : public SweepBackend {
 
 }  // namespace
 
-std::unique_ptr<SweepBackend> make_sandbox_backend(boost::asio::io_context&, Renderer& renderer,
-                                                   const sandbox::FigureRenderer* figures, store::Db* ledger,
-                                                   std::string job_prefix) {
-  return std::make_unique<SandboxBackend>(renderer, figures, ledger, std::move(job_prefix));
+std::unique_ptr<SweepBackend> make_sandbox_backend(Renderer& renderer, store::Db* ledger, std::string job_prefix) {
+  return std::make_unique<SandboxBackend>(renderer, ledger, std::move(job_prefix));
 }
 
 }  // namespace plotq::runs

@@ -1,5 +1,6 @@
 #include "sandbox/credentials.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -54,6 +55,29 @@ int drop_to(uid_t uid, gid_t gid, bool drop_groups, const char** step) {
   return 0;
 }
 
+namespace {
+
+// True when some process has a real uid in [first, first+count) (scan of /proc).
+bool uids_in_use(std::uint32_t first, std::uint32_t count) {
+  DIR* d = ::opendir("/proc");
+  if (!d) return false;
+  bool used = false;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    struct stat st;
+    std::string path = std::string("/proc/") + e->d_name;
+    if (::stat(path.c_str(), &st) != 0) continue;  // the owner of /proc/<pid> is its euid
+    if (st.st_uid >= first && st.st_uid < first + count) {
+      used = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return used;
+}
+
+}  // namespace
+
 UidBlock::UidBlock(const std::string& lock_dir, std::uint32_t base, std::uint32_t count,
                    std::uint32_t size) {
   if (base == 0) throw std::runtime_error("sandbox_uid_base must not be 0");
@@ -75,6 +99,12 @@ UidBlock::UidBlock(const std::string& lock_dir, std::uint32_t base, std::uint32_
         break;
       }
       got.push_back(fd);
+    }
+    // A process already running with one of these uids (a Launcher that used another lock
+    // directory, or a leftover) makes the block unusable even though its locks were free.
+    if (got.size() == size && uids_in_use(base + start, size)) {
+      for (int fd : got) ::close(fd);
+      continue;
     }
     if (got.size() == size) {
       fds_ = std::move(got);

@@ -22,7 +22,8 @@ int drop_to(uid_t uid, gid_t gid, bool drop_groups, const char** step);
 class UidBlock {
  public:
   UidBlock() = default;
-  // Reserves the first free block of `size` uids in [base, base+count). Throws on failure.
+  // Reserves the first free block of `size` uids in [base, base+count): every lock free and no
+  // live process with one of its uids. Throws on failure.
   UidBlock(const std::string& lock_dir, std::uint32_t base, std::uint32_t count, std::uint32_t size);
   UidBlock(UidBlock&& o) noexcept;
   UidBlock& operator=(UidBlock&& o) noexcept;

@@ -57,5 +57,7 @@ void register_dataset_routes(App& app);
 void register_status_routes(App& app);
 // GET /, /static/app.js, /static/style.css (server/routes_web.cpp).
 void register_web_routes(App& app);
+// POST /render, POST /render/{job_id}/cancel, GET /status (server/routes_render.cpp).
+void register_render_routes(App& app);
 
 }  // namespace plotq::server

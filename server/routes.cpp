@@ -27,7 +27,7 @@ void register_routes(App& app) {
   register_dataset_routes(app);
   register_status_routes(app);
   register_web_routes(app);
-  // register_render_routes(app);  (issue 6)
+  register_render_routes(app);
 }
 
 }  // namespace plotq::server

@@ -29,6 +29,7 @@
 
 #include "common/env.hpp"
 #include "common/log.hpp"
+#include "runs/render_job.hpp"
 #include "runs/sweep_backends.hpp"
 #include "runs/sweep_report.hpp"
 #include "runs/sweep_runner.hpp"
@@ -43,9 +44,6 @@
 #include "tools/http_client.hpp"
 #include "tools/store_read.hpp"
 #include "tools/text_table.hpp"
-#ifdef PLOTQ_SWEEP_SANDBOX
-#include "runs/render_job.hpp"
-#endif
 
 namespace plotq::cli {
 namespace {
@@ -197,7 +195,9 @@ store::SweepResult row_from_answer(const std::string& theme, const nlohmann::jso
     row.png_bytes = static_cast<std::int64_t>(base64_decoded_size(png));
     return row;
   }
-  runs::set_failure(row, reason == "ok" ? "no_output" : reason, field<std::string>(out, "error_class"));
+  std::optional<std::string> error_class;
+  if (out.contains("error") && out["error"].is_object()) error_class = field<std::string>(out["error"], "class");
+  runs::set_failure(row, reason == "ok" ? "no_output" : reason, error_class);
   if (row.reason == "canvas_size" && row.width && row.height) {
     row.detail = runs::describe_size(*row.width, *row.height);
   } else if (auto m = field<double>(out, "measured"), l = field<double>(out, "limit"); m && l) {
@@ -216,8 +216,12 @@ class ServerBackend : public runs::SweepBackend {
       if (t.joinable()) t.join();
   }
 
-  // The server decides (503 runtime_unavailable, 422 for a library it does not know).
-  std::string support(const std::string&) override { return "ok"; }
+  // A library no renderer serves is refused here as in process; whether this server can draw the
+  // others (runtime_unavailable: no Chromium for plotly, bokeh always) it answers itself.
+  std::string support(const std::string& library) override {
+    std::string s = runs::render_support(library, nullptr);
+    return s == "invalid_library" ? s : "ok";
+  }
 
   void start(const runs::SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(runs::FileOutcome)> done) override {
@@ -446,9 +450,7 @@ int sweep_run(const std::string& db_path, Args args) {
   // The backend and what it needs, all on this io_context.
   std::unique_ptr<sandbox::FigureRenderer> figures;
   std::unique_ptr<sandbox::Launcher> launcher;
-#ifdef PLOTQ_SWEEP_SANDBOX
   std::unique_ptr<runs::Renderer> renderer;
-#endif
   std::unique_ptr<runs::SweepBackend> backend;
   // Chromium only when a pending file needs it (its start costs a second or two).
   bool any_plotly = std::any_of(pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; });
@@ -478,7 +480,6 @@ int sweep_run(const std::string& db_path, Args args) {
     } else if (sweep.server_url) {
       backend = std::make_unique<ServerBackend>(io, *sweep.server_url, job_prefix);
     } else {
-#ifdef PLOTQ_SWEEP_SANDBOX
       sandbox::Config sc = sandbox::resolved(sandbox::config_from_env());
       // The database stays out of every job's view.
       sc.hidden_paths.push_back(std::filesystem::absolute(db_path).parent_path().string());
@@ -488,10 +489,7 @@ int sweep_run(const std::string& db_path, Args args) {
       launcher->prewarm();
       start_figures();
       renderer = std::make_unique<runs::Renderer>(io, *launcher, figures.get());
-      backend = runs::make_sandbox_backend(io, *renderer, figures.get(), db.get(), job_prefix);
-#else
-      return fail_setup("sandbox mode needs runs::Renderer (runs/render_job.cpp), not built here");
-#endif
+      backend = runs::make_sandbox_backend(*renderer, db.get(), job_prefix);
     }
   } catch (const std::exception& e) {
     return fail_setup(e.what());

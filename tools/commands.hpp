@@ -19,6 +19,8 @@ std::string take_option(Args& args, const std::string& name);
 int cmd_migrate(Args args);  // tools/cmd_migrate.cpp
 int cmd_quotas(Args args);   // tools/cmd_quotas.cpp
 int cmd_ledger(Args args);   // tools/cmd_ledger.cpp
+int cmd_sandbox(Args args);  // tools/cmd_sandbox.cpp
 int cmd_sweep(Args args);    // tools/cmd_sweep.cpp
+int cmd_smoke(Args args);    // tools/cmd_smoke.cpp
 
 }  // namespace plotq::cli

@@ -63,6 +63,12 @@ const Command kCommands[] = {
     {"ledger", plotq::cli::cmd_ledger,
      "ledger [--since 24h|ISO] [--user ID] [--kind K] [--job ID] [--limit N] [--json]\n"
      "                                                  the run ledger, newest first"},
+    {"sandbox", plotq::cli::cmd_sandbox,
+     "sandbox check                                   the sandbox layers active on this machine (JSON)\n"
+     "  sandbox run FILE [--mode raw|data|plot] [--timeout S] [--cold]\n"
+     "                                                  run FILE in the sandbox, print the result (JSON)"},
+    {"smoke", plotq::cli::cmd_smoke,
+     "smoke [--server URL] [--timeout S]              deploy smoke: a 2-row snippet through /run-data"},
     {"sweep", plotq::cli::cmd_sweep,
      "sweep run DIR [--glob G] [--library L] [--themes light,dark] [--label NAME] [--timeout S]\n"
      "              [--mode sandbox|bare] [--server URL] [--jobs N] [--resume LABEL]\n"

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -246,4 +247,112 @@ TEST_CASE("config: help lists every setting; README documents every setting", "[
     INFO((*it)[1].str());
     CHECK(registered.count((*it)[1].str()) == 1);
   }
+}
+
+// plotqd maps every sandbox::Config / FigureConfig field itself; the CLI and tests still read them
+// with sandbox::config_from_env(). Both must read the same names into the same fields.
+TEST_CASE("config: the sandbox and figure settings read the same variables as sandbox::config_from_env", "[config]") {
+  const std::map<std::string, std::string> values = {
+      {"PLOTQ_PYTHON", "/opt/py/bin/python3"}, {"PLOTQ_HARNESS_DIR", "/opt/h"}, {"PLOTQ_CONFINE_LIB", "/opt/c.so"},
+      {"PLOTQ_RUNS_DIR", "/srv/runs"}, {"PLOTQ_SANDBOX_LOCK_DIR", "/srv/lock"}, {"PLOTQ_HIDDEN_PATHS", "/a,,/b"},
+      {"PLOTQ_SANDBOX_UID_BASE", "70000"}, {"PLOTQ_SANDBOX_UID_COUNT", "64"}, {"PLOTQ_SANDBOX_MAX_JOBS", "3"},
+      {"PLOTQ_RLIMIT_AS_MB", "2048"}, {"PLOTQ_RLIMIT_NPROC", "32"}, {"PLOTQ_RLIMIT_CPU_S", "30"},
+      {"PLOTQ_RLIMIT_FSIZE_MB", "20"}, {"PLOTQ_RLIMIT_NOFILE", "128"}, {"PLOTQ_SANDBOX_CGROUP", "false"},
+      {"PLOTQ_CGROUP_MEMORY_MB", "512"}, {"PLOTQ_CGROUP_PIDS_MAX", "40"}, {"PLOTQ_CGROUP_PARENT", "/x"},
+      {"PLOTQ_WATCH_INTERVAL_MS", "25"}, {"PLOTQ_RUN_BUDGET_MB", "32"}, {"PLOTQ_MAX_RUN_ENTRIES", "500"},
+      {"PLOTQ_MAX_RUN_DEPTH", "8"}, {"PLOTQ_MIN_MEM_AVAILABLE_MB", "100"}, {"PLOTQ_KILL_MEM_AVAILABLE_MB", "50"},
+      {"PLOTQ_STDOUT_HEAD_BYTES", "100"}, {"PLOTQ_STDOUT_TAIL_BYTES", "200"}, {"PLOTQ_STDERR_KEEP_BYTES", "300"},
+      {"PLOTQ_STDERR_TAIL_CHARS", "400"}, {"PLOTQ_READER_GRACE_MS", "500"}, {"PLOTQ_SANDBOX_MAX_TIMEOUT_S", "90.5"},
+      {"PLOTQ_MIN_RETRY_S", "2.5"}, {"PLOTQ_KILL_GRACE_S", "4"}, {"PLOTQ_SANDBOX_COLD", "true"},
+      {"PLOTQ_WARM_MODES", "data"}, {"PLOTQ_ZYGOTE_FALLBACK_COLD", "true"}, {"PLOTQ_ZYGOTE_START_TIMEOUT_S", "7"},
+      {"PLOTQ_ZYGOTE_MAX_RESTARTS", "2"}, {"PLOTQ_RAW_PRELOAD", "numpy,pandas"}, {"PLOTQ_REQUIRED_LAYERS", "uid"},
+      {"PLOTQ_REQUIRE_EXEC_FILTER", "false"},
+      {"PLOTQ_NODE", "/opt/node"}, {"PLOTQ_CHROMIUM", "/opt/chromium"}, {"PLOTQ_PLOTLY_JS", "/opt/plotly.js"},
+      {"PLOTQ_FIGURE_SCRIPT", "/opt/r.mjs"}, {"PLOTQ_FIGURE_TMP_ROOT", "/srv/tmp"}, {"PLOTQ_FIGURE_RESTART_AFTER", "9"},
+      {"PLOTQ_FIGURE_START_TIMEOUT_S", "11"}, {"PLOTQ_FIGURE_KILL_GRACE_S", "3"}, {"PLOTQ_FIGURE_MAX_TIMEOUT_S", "33"},
+      {"PLOTQ_FIGURE_MAX_QUEUE", "5"}, {"PLOTQ_FIGURE_SPARES", "1"}, {"PLOTQ_FIGURE_NETNS", "false"},
+      {"PLOTQ_FIGURE_PIDNS", "false"}, {"PLOTQ_FIGURE_UID", "1234"}, {"PLOTQ_FIGURE_GID", "4321"},
+      {"PLOTQ_FIGURE_CHROMIUM_SANDBOX", "false"}, {"PLOTQ_FIGURE_WEBGL", "false"}, {"PLOTQ_FIGURE_MAX_BYTES", "4096"},
+      {"PLOTQ_FIGURE_MAX_DEPTH", "16"}, {"PLOTQ_FIGURE_HEAP_MB", "256"}, {"PLOTQ_FIGURE_STDERR_KEEP_BYTES", "1024"},
+  };
+  PlotqdConfig cfg;
+  Settings s;
+  register_settings(s, cfg);
+  for (const auto& [name, value] : values) {
+    INFO(name);
+    CHECK(s.find(name) != nullptr);
+  }
+  FakeEnv env{{values.begin(), values.end()}};
+  REQUIRE(s.load(env.lookup()).empty());
+  for (const auto& [name, value] : values) ::setenv(name.c_str(), value.c_str(), 1);
+  plotq::sandbox::Config e = plotq::sandbox::config_from_env();
+  plotq::sandbox::FigureConfig f = plotq::sandbox::figure_config_from_env();
+  for (const auto& [name, value] : values) ::unsetenv(name.c_str());
+  const plotq::sandbox::Config& r = cfg.sandbox;
+  CHECK(r.python == e.python);
+  CHECK(r.harness_dir == e.harness_dir);
+  CHECK(r.confine_lib == e.confine_lib);
+  CHECK(r.runs_dir == e.runs_dir);
+  CHECK(r.sandbox_lock_dir == e.sandbox_lock_dir);
+  CHECK(r.hidden_paths == e.hidden_paths);
+  CHECK(r.hidden_paths == std::vector<std::string>{"/a", "/b"});
+  CHECK(r.sandbox_uid_base == e.sandbox_uid_base);
+  CHECK(r.sandbox_uid_count == e.sandbox_uid_count);
+  CHECK(r.sandbox_max_jobs == e.sandbox_max_jobs);
+  CHECK(r.rlimit_as_mb == e.rlimit_as_mb);
+  CHECK(r.rlimit_nproc == e.rlimit_nproc);
+  CHECK(r.rlimit_cpu_s == e.rlimit_cpu_s);
+  CHECK(r.rlimit_fsize_mb == e.rlimit_fsize_mb);
+  CHECK(r.rlimit_nofile == e.rlimit_nofile);
+  CHECK(r.sandbox_cgroup == e.sandbox_cgroup);
+  CHECK(r.cgroup_memory_mb == e.cgroup_memory_mb);
+  CHECK(r.cgroup_pids_max == e.cgroup_pids_max);
+  CHECK(r.cgroup_parent == e.cgroup_parent);
+  CHECK(r.watch_interval_ms == e.watch_interval_ms);
+  CHECK(r.run_budget_mb == e.run_budget_mb);
+  CHECK(r.max_run_entries == e.max_run_entries);
+  CHECK(r.max_run_depth == e.max_run_depth);
+  CHECK(r.min_mem_available_mb == e.min_mem_available_mb);
+  CHECK(r.kill_mem_available_mb == e.kill_mem_available_mb);
+  CHECK(r.stdout_head_bytes == e.stdout_head_bytes);
+  CHECK(r.stdout_tail_bytes == e.stdout_tail_bytes);
+  CHECK(r.stderr_keep_bytes == e.stderr_keep_bytes);
+  CHECK(r.stderr_tail_chars == e.stderr_tail_chars);
+  CHECK(r.reader_grace_ms == e.reader_grace_ms);
+  CHECK(r.sandbox_max_timeout_s == e.sandbox_max_timeout_s);
+  CHECK(r.min_retry_s == e.min_retry_s);
+  CHECK(r.kill_grace_s == e.kill_grace_s);
+  CHECK(r.sandbox_cold == e.sandbox_cold);
+  CHECK(r.warm_modes == e.warm_modes);
+  CHECK(r.zygote_fallback_cold == e.zygote_fallback_cold);
+  CHECK(r.zygote_start_timeout_s == e.zygote_start_timeout_s);
+  CHECK(r.zygote_max_restarts == e.zygote_max_restarts);
+  CHECK(r.raw_preload == e.raw_preload);
+  CHECK(r.required_layers == e.required_layers);
+  CHECK(r.require_exec_filter == e.require_exec_filter);
+  const plotq::sandbox::FigureConfig& g = cfg.figure;
+  CHECK(g.node == f.node);
+  CHECK(g.chromium == f.chromium);
+  CHECK(g.plotly_js == f.plotly_js);
+  CHECK(g.figure_script == f.figure_script);
+  CHECK(g.figure_tmp_root == f.figure_tmp_root);
+  CHECK(g.figure_restart_after == f.figure_restart_after);
+  CHECK(g.figure_start_timeout_s == f.figure_start_timeout_s);
+  CHECK(g.figure_kill_grace_s == f.figure_kill_grace_s);
+  CHECK(g.figure_max_timeout_s == f.figure_max_timeout_s);
+  CHECK(g.figure_max_queue == f.figure_max_queue);
+  CHECK(g.figure_spares == f.figure_spares);
+  CHECK(g.figure_netns == f.figure_netns);
+  CHECK(g.figure_pidns == f.figure_pidns);
+  CHECK(g.figure_uid == f.figure_uid);
+  CHECK(g.figure_gid == f.figure_gid);
+  CHECK(g.figure_chromium_sandbox == f.figure_chromium_sandbox);
+  CHECK(g.figure_webgl == f.figure_webgl);
+  CHECK(g.figure_max_bytes == f.figure_max_bytes);
+  CHECK(g.figure_max_depth == f.figure_max_depth);
+  CHECK(g.figure_heap_mb == f.figure_heap_mb);
+  CHECK(g.figure_stderr_keep_bytes == f.figure_stderr_keep_bytes);
+  // Every field really changed from its default (so the comparison above compared something).
+  CHECK(r.sandbox_uid_base == 70000u);
+  CHECK(g.figure_heap_mb == 256u);
 }

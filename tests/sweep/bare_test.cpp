@@ -227,17 +227,3 @@ TEST_CASE("bare: the plotly shim writes the figure JSON, with write_image's size
   CHECK(e.row.reason == "plot_error");
   CHECK(e.row.error_class == "ValueError");
 }
-
-TEST_CASE("bare: figure renderer codes map onto the render reasons") {
-  CHECK(figure_reason("figure_missing") == "no_output");
-  CHECK(figure_reason("figure_not_regular") == "output_rejected");
-  CHECK(figure_reason("figure_too_large") == "output_too_large");
-  CHECK(figure_reason("figure_too_deep") == "figure_invalid");
-  CHECK(figure_reason("figure_invalid") == "figure_invalid");
-  CHECK(figure_reason("no_webgl") == "no_webgl");
-  CHECK(figure_reason("timeout") == "timeout");
-  CHECK(figure_reason("runtime_unavailable") == "runtime_unavailable");
-  CHECK(figure_reason("size_mismatch") == "canvas_size");
-  CHECK(figure_reason("shutdown") == "cancelled");
-  CHECK(figure_reason("browser_failed") == "renderer_error");
-}

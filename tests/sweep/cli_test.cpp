@@ -16,7 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/sweep/catalogue_expected.hpp"
 #include "tests/sweep/helpers.hpp"
+#ifdef PLOTQD_BINARY
+#include "tests/support/test_client.hpp"
+#endif
 
 using namespace plotq;
 using namespace plotq::sweep_test;
@@ -154,7 +158,10 @@ TEST_CASE("cli: report, list - unknown labels and bad arguments exit 2") {
   CHECK(plotq_cli(t, "--db " + db + " sweep run --resume nope").rc == 2);
 }
 
-TEST_CASE("cli: Ctrl-C stops a bare sweep cleanly - --resume draws only the rest") {
+TEST_CASE("cli: Ctrl-C stops a sweep cleanly - --resume draws only the rest") {
+  // Bare mode kills its Python children; sandbox mode cancels the running render.
+  std::string mode = GENERATE(std::string("bare"), std::string("sandbox"));
+  INFO("mode " << mode);
   TempDir t;
   std::string cat = catalogue(t, 6, 0.6);
   std::string db = t.file("p.db");
@@ -167,8 +174,8 @@ TEST_CASE("cli: Ctrl-C stops a bare sweep cleanly - --resume draws only the rest
     ::dup2(e, 2);
     ::dup2(o, 1);
     ::unsetenv("PLOTQ_DB");
-    ::execl(PLOTQ_CLI_PATH, "plotq", "--db", db.c_str(), "sweep", "run", cat.c_str(), "--mode", "bare", "--themes",
-            "light", "--label", "r", static_cast<char*>(nullptr));
+    ::execl(PLOTQ_CLI_PATH, "plotq", "--db", db.c_str(), "sweep", "run", cat.c_str(), "--mode", mode.c_str(),
+            "--themes", "light", "--label", "r", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Ctrl-C once two files are recorded (the plain progress lines say so).
@@ -198,6 +205,11 @@ TEST_CASE("cli: Ctrl-C stops a bare sweep cleanly - --resume draws only the rest
   CHECK(done_first.size() >= 2);
   CHECK(done_first.size() < 6);
   for (const auto& p : done_first) CHECK(contains(first, p));
+  {
+    // Nothing half-done was recorded: every recorded row is a finished render.
+    auto d = store::Db::open(db);
+    for (const auto& r : store::sweeps::results(*d, store::sweeps::find(*d, "r")->id)) CHECK(r.reason == "ok");
+  }
 
   // A resume with another outcome-deciding setting is refused.
   CHECK(plotq_cli(t, "--db " + db + " sweep run --resume r --themes light,dark").rc == 2);
@@ -252,3 +264,24 @@ TEST_CASE("cli: on a terminal the progress is a bar with counts, rate and ETA") 
   CHECK(contains(text, "ETA"));
   CHECK_FALSE(contains(text, "[1/2] "));  // no plain lines on a terminal
 }
+
+#ifdef PLOTQD_BINARY
+// --server: each file is POSTed to a running plotqd's /render; the outcomes are the catalogue's
+// documented ones, exactly as in process and bare.
+TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogue's outcomes") {
+  TempDir t;
+  test::Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", t.file("server/plotqd.db")}});
+  REQUIRE(d.wait_listening());
+  std::string url = "http://127.0.0.1:" + std::to_string(d.port());
+  std::string db = t.file("sweep.db");
+  Run r = plotq_cli(t, "--db " + db + " sweep run " + std::string(PLOTQ_SOURCE_DIR) +
+                           "/tests/catalogue --server " + url + " --themes light --label server");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(contains(r.out, "via " + url));
+  check_catalogue_sweep(db, "server");
+  // The server kept its own ledger of those renders.
+  auto ledger = store::Db::open(t.file("server/plotqd.db"));
+  CHECK(ledger->sql().execAndGet("SELECT count(*) FROM runs WHERE kind = 'render'").getInt() >= 13);
+}
+#endif

@@ -1,0 +1,284 @@
+// render_bench: renders through runs::Renderer as POST /render runs them (a warm sandbox Launcher
+// with plot and figure zygotes, a warm FigureRenderer, one render at a time as the render slot
+// allows), p50/p90 of N each (default 20):
+//   - a typical 3200x1800 matplotlib plot (tests/catalogue line-basic), plot mode, warm;
+//   - a plotly figure end to end (tests/catalogue scatter-basic): the plot step in the sandbox
+//     (figure mode, warm), the JSON handed to Chromium, the PNG read back and checked;
+// and, as the baseline in the same command, the same matplotlib file run by a bare
+// `/usr/bin/python3 plot.py` (fresh interpreter, no sandbox, no guard) in a temp dir.
+// Latency = render() to on_done, host-measured, everything included. Every render must come back
+// `ok` with a PNG of the right size, or the run fails.
+//
+// Figure rows are measured two ways: "spaced" waits before each render until the figure
+// renderer's process tree is idle (its spare fresh pages made; < 5 % of a core over 250 ms, at
+// least 1 s), as between chat turns; "back-to-back" sends the next render as soon as the last
+// answered, so every draw after the first also waits for a fresh page to be made.
+//
+//   render_bench [N]
+#include <dirent.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/log.hpp"
+#include "runs/render_job.hpp"
+#include "sandbox/config.hpp"
+#include "sandbox/figure_renderer.hpp"
+#include "sandbox/launcher.hpp"
+
+namespace fs = std::filesystem;
+namespace runs = plotq::runs;
+namespace sb = plotq::sandbox;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Stats {
+  double p50 = 0, p90 = 0, mean = 0;
+};
+
+Stats stats(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.p50 = v[v.size() / 2];
+  s.p90 = v[std::min(v.size() - 1, v.size() * 9 / 10)];
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  return s;
+}
+
+void print_row(const char* name, const Stats& s, std::size_t n) {
+  std::printf("%-46s n=%-3zu p50 %8.1f ms   p90 %8.1f ms   mean %8.1f ms\n", name, n, s.p50, s.p90, s.mean);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string catalogue(const std::string& spec, const std::string& library) {
+  return read_text(fs::path(PLOTQ_SOURCE_DIR) / "tests/catalogue/plots" / spec / "implementations/python" /
+                   (library + ".py"));
+}
+
+// One render, waited for by driving the loop; milliseconds, or -1 when it was not a good PNG.
+double render_one(boost::asio::io_context& io, runs::Renderer& r, const runs::RenderRequest& req,
+                  runs::ThemeRun* out) {
+  bool done = false;
+  runs::RenderResult result;
+  auto t0 = Clock::now();
+  r.render(req, [&](runs::RenderResult res) {
+    result = std::move(res);
+    done = true;
+  });
+  while (!done) {
+    if (io.stopped()) io.restart();
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  *out = result.outputs.begin()->second;
+  if (out->outcome != "ok" || !out->png || !runs::png_size(*out->png) || !runs::canvas_ok(out->width, out->height))
+    return -1;
+  return ms;
+}
+
+// User+system seconds of a process and all its descendants (host /proc view).
+double tree_cpu_s(pid_t root) {
+  std::map<pid_t, std::pair<pid_t, double>> procs;  // pid -> (ppid, cpu s)
+  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  DIR* d = ::opendir("/proc");
+  if (!d) return 0;
+  while (dirent* e = ::readdir(d)) {
+    pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::string stat = read_text(fs::path("/proc") / e->d_name / "stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream in(stat.substr(close + 2));
+    std::string field;
+    std::vector<std::string> f;
+    while (in >> field && f.size() < 13) f.push_back(field);
+    if (f.size() < 13) continue;  // state ppid ... utime(12th) stime(13th) after the name
+    procs[pid] = {static_cast<pid_t>(std::atoi(f[1].c_str())), (std::atof(f[11].c_str()) + std::atof(f[12].c_str())) / ticks};
+  }
+  ::closedir(d);
+  double total = 0;
+  for (const auto& [pid, info] : procs) {
+    pid_t p = pid;
+    for (int depth = 0; depth < 64 && p > 1; ++depth) {
+      if (p == root) {
+        total += info.second;
+        break;
+      }
+      auto it = procs.find(p);
+      if (it == procs.end()) break;
+      p = it->second.first;
+    }
+  }
+  return total;
+}
+
+void run_for(boost::asio::io_context& io, std::chrono::milliseconds d) {
+  auto until = Clock::now() + d;
+  while (Clock::now() < until) {
+    if (io.stopped()) io.restart();
+    io.run_one_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Waits at least 1 s, then until the renderer's tree used < 5 % of a core over 250 ms (max 30 s).
+void wait_renderer_idle(boost::asio::io_context& io, const sb::FigureRenderer& figures) {
+  run_for(io, std::chrono::milliseconds(1000));
+  auto give_up = Clock::now() + std::chrono::seconds(30);
+  while (Clock::now() < give_up) {
+    pid_t root = figures.renderer_pid();
+    if (root <= 0) return;
+    double before = tree_cpu_s(root);
+    run_for(io, std::chrono::milliseconds(250));
+    if ((tree_cpu_s(root) - before) / 0.25 < 0.05) return;
+  }
+}
+
+// The baseline: the same plot file with a bare interpreter in a fresh dir.
+double bare_plot(const std::string& python, const std::string& source) {
+  fs::path dir = fs::temp_directory_path() / ("plotq-render-bench-bare-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "plot.py") << source;
+  std::string home = "HOME=" + dir.string();
+  auto t0 = Clock::now();
+  pid_t pid;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  char* argv[] = {const_cast<char*>(python.c_str()), const_cast<char*>("plot.py"), nullptr};
+  char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("ANYPLOT_THEME=light"),
+                  const_cast<char*>("MPLBACKEND=Agg"), home.data(), nullptr};
+  int rc = posix_spawn(&pid, python.c_str(), &fa, nullptr, argv, envp);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int st = 0;
+  waitpid(pid, &st, 0);
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && fs::exists(dir / "plot-light.png");
+  fs::remove(dir / "plot-light.png");
+  return ok ? ms : -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t n = argc > 1 ? static_cast<std::size_t>(std::max(1, std::atoi(argv[1]))) : 20;
+  plotq::set_log_enabled(false);
+  std::string base = "/tmp/plotq-render-bench-" + std::to_string(::getpid());
+  sb::Config config = sb::config_from_env();
+  config.runs_dir = base + "-runs";
+  config.sandbox_lock_dir = base + "-locks";
+  config.warm_modes = {"plot", "figure"};
+  config.min_mem_available_mb = 0;
+  boost::asio::io_context io;
+  int rc = 0;
+  {
+    sb::Launcher launcher(io, config);
+    if (!launcher.ready()) {
+      std::fprintf(stderr, "render_bench: the sandbox is not ready\n");
+      return 1;
+    }
+    launcher.prewarm();
+    sb::FigureRenderer figures(io, sb::figure_config_from_env());
+    if (!figures.available()) {
+      std::fprintf(stderr, "render_bench: figure renderer unavailable: %s\n", figures.unavailable_reason().c_str());
+      return 1;
+    }
+    figures.start();
+    runs::RenderConfig rc_config;
+    rc_config.render_tmp_dir = "/tmp";
+    runs::Renderer renderer(io, launcher, &figures, rc_config);
+    auto until = Clock::now() + std::chrono::seconds(240);
+    while (!(launcher.zygote_ready("plot") && launcher.zygote_ready("figure")) && Clock::now() < until) {
+      if (io.stopped()) io.restart();
+      io.run_one_for(std::chrono::milliseconds(50));
+    }
+    if (!launcher.zygote_ready("plot") || !launcher.zygote_ready("figure")) {
+      std::fprintf(stderr, "render_bench: zygotes did not start\n");
+      return 1;
+    }
+    std::printf("render_bench: %zu renders per row, one at a time (the render slot)\n", n);
+
+    auto series = [&](const char* name, runs::RenderRequest req, bool spaced) {
+      std::vector<double> total, step, draw, cpu;
+      runs::ThemeRun run;
+      for (int i = 0; i < 2; ++i) render_one(io, renderer, req, &run);  // untimed: spares, caches
+      int failures = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (spaced) wait_renderer_idle(io, figures);
+        double ms = render_one(io, renderer, req, &run);
+        if (ms < 0) {
+          if (++failures == 1) std::fprintf(stderr, "%s: %s %s\n", name, run.outcome.c_str(), run.message.c_str());
+          continue;
+        }
+        total.push_back(ms);
+        step.push_back(run.job.wall_s * 1000);
+        draw.push_back(run.draw_s * 1000);
+        cpu.push_back(run.job.cpu_s * 1000);
+      }
+      if (failures) {
+        std::fprintf(stderr, "%s: %d failures\n", name, failures);
+        rc = 1;
+      }
+      Stats s = stats(total);
+      print_row(name, s, total.size());
+      std::printf("    p50: plot step wall %.1f ms (its CPU %.1f ms), draw %.1f ms\n", stats(step).p50,
+                  stats(cpu).p50, stats(draw).p50);
+      return s;
+    };
+
+    runs::RenderRequest mpl;
+    mpl.job_id = "bench-mpl";
+    mpl.library = "matplotlib";
+    mpl.source = catalogue("line-basic", "matplotlib");
+    mpl.themes = {"light"};
+    mpl.timeout_s = 60;
+    runs::RenderRequest fig = mpl;
+    fig.job_id = "bench-plotly";
+    fig.library = "plotly";
+    fig.source = catalogue("scatter-basic", "plotly");
+
+    Stats warm_mpl = series("matplotlib 3200x1800 line plot, warm", mpl, false);
+    Stats warm_fig = series("plotly scatter end to end, spaced", fig, true);
+    series("plotly scatter end to end, back-to-back", fig, false);
+
+    std::vector<double> bare;
+    bare_plot(config.python, mpl.source);
+    for (std::size_t i = 0; i < n; ++i) {
+      double ms = bare_plot(config.python, mpl.source);
+      if (ms >= 0) bare.push_back(ms);
+    }
+    Stats b = stats(bare);
+    print_row("baseline: bare python3 plot.py (same line plot)", b, bare.size());
+    std::printf("  matplotlib warm render p50 / bare p50 = %.2f\n", warm_mpl.p50 / b.p50);
+    std::printf("  plotly figure (spaced) p50 %.1f ms (target <= 400 ms): %s\n", warm_fig.p50,
+                warm_fig.p50 <= 400 ? "met" : "NOT met");
+  }
+  std::error_code ec;
+  fs::remove_all(fs::temp_directory_path() / ("plotq-render-bench-bare-" + std::to_string(::getpid())), ec);
+  fs::remove_all(base + "-runs", ec);
+  fs::remove_all(base + "-locks", ec);
+  return rc;
+}

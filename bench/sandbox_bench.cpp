@@ -1,0 +1,212 @@
+// sandbox_bench: per-job latency of the sandbox launcher, warm (zygote) vs cold (fork+exec), and
+// the launcher's overhead over a bare fork+exec of `python3 -c pass`. All in one run, same machine
+// state; medians and p90 over N jobs (default 100). See bench/README.md for the recorded figures.
+//
+//   sandbox_bench [N] [--only pass|data|png]
+//
+// Latency = from Launcher::run() to the on_done callback (host-measured, everything included:
+// work dir, spawn, run, output read, result). The data job builds a 1,000-row pandas frame and
+// writes it as CSV (harness data mode when sandbox/harness/harness.py exists, else a raw-mode
+// program run by a zygote that preloaded pandas); the PNG job draws a small matplotlib line plot.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/log.hpp"
+#include "sandbox/launcher.hpp"
+
+namespace sb = plotq::sandbox;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Stats {
+  double p50 = 0, p90 = 0, mean = 0;
+  int failures = 0;
+};
+
+Stats stats(std::vector<double> v, int failures) {
+  Stats s;
+  s.failures = failures;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.p50 = v[v.size() / 2];
+  s.p90 = v[std::min(v.size() - 1, v.size() * 9 / 10)];
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  return s;
+}
+
+// Runs one job and waits for it (driving the loop); returns milliseconds.
+double run_one(boost::asio::io_context& io, sb::Launcher& l, const sb::JobSpec& spec, sb::JobResult* out) {
+  bool done = false;
+  auto t0 = Clock::now();
+  l.run(spec, [&](sb::JobResult r) {
+    *out = std::move(r);
+    done = true;
+  });
+  while (!done) {
+    if (io.stopped()) io.restart();
+    io.run_one();
+  }
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double bare_pass(const std::string& python) {
+  auto t0 = Clock::now();
+  pid_t pid;
+  char* argv[] = {const_cast<char*>(python.c_str()), const_cast<char*>("-c"), const_cast<char*>("pass"), nullptr};
+  char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
+  if (posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv, envp) != 0) return -1;
+  int st;
+  waitpid(pid, &st, 0);
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void print_row(const char* name, const Stats& s, int n) {
+  std::printf("%-34s n=%-4d p50 %8.2f ms   p90 %8.2f ms   mean %8.2f ms%s\n", name, n, s.p50, s.p90, s.mean,
+              s.failures ? ("   FAILURES " + std::to_string(s.failures)).c_str() : "");
+}
+
+const char* kDataProgram =
+    "import numpy as np\n"
+    "import pandas as pd\n"
+    "n = 1000\n"
+    "x = np.linspace(0, 10, n)\n"
+    "df = pd.DataFrame({'x': x, 'y': np.sin(x), 'z': np.cumsum(np.random.standard_normal(n))})\n";
+
+const char* kPngProgram =
+    "import matplotlib\n"
+    "matplotlib.use('Agg')\n"
+    "import matplotlib.pyplot as plt\n"
+    "fig, ax = plt.subplots(figsize=(4, 3), dpi=100)\n"
+    "ax.plot([0, 1, 2, 3, 4], [1, 3, 2, 5, 4], marker='o')\n"
+    "ax.set_title('bench')\n"
+    "fig.savefig('plot.png')\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = 100;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else n = std::max(1, std::atoi(argv[i]));
+  }
+  plotq::set_log_enabled(false);
+  std::string runs = "/tmp/plotq-bench-" + std::to_string(getpid());
+  sb::Config config;
+  config.runs_dir = runs;
+  config.raw_preload = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
+  config.min_mem_available_mb = 0;
+  bool harness = std::filesystem::exists(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/harness/harness.py");
+  boost::asio::io_context io;
+  int rc = 0;
+  {
+    sb::Launcher l(io, config);
+    if (!l.ready()) {
+      std::fprintf(stderr, "sandbox not ready\n");
+      return 1;
+    }
+    l.prewarm();
+    auto wait_ready = [&](const std::string& mode) {
+      auto until = Clock::now() + std::chrono::seconds(120);
+      while (!l.zygote_ready(mode) && Clock::now() < until) {
+        if (io.stopped()) io.restart();
+        io.run_for(std::chrono::milliseconds(20));
+      }
+    };
+    wait_ready("raw");
+    if (harness) {
+      wait_ready("data");
+      wait_ready("plot");
+    }
+    std::printf("sandbox_bench: %d jobs per row; data job in %s mode\n", n, harness ? "data" : "raw");
+
+    auto series = [&](const char* name, sb::JobSpec spec, bool cold, const std::string& expect_output) {
+      spec.cold = cold;
+      std::vector<double> v, spawn, run, collect;
+      int failures = 0;
+      sb::JobResult r;
+      run_one(io, l, spec, &r);  // one untimed job: caches, the zygote's first spare
+      for (int i = 0; i < n; ++i) {
+        double ms = run_one(io, l, spec, &r);
+        bool ok = sb::succeeded(r) && r.warm == !cold && (expect_output.empty() || r.outputs.count(expect_output));
+        if (!ok) {
+          ++failures;
+          if (failures == 1)
+            std::fprintf(stderr, "%s: %s %s %s\n", name, sb::to_string(r.reason), r.message.c_str(), r.stderr_tail.c_str());
+        } else {
+          v.push_back(ms);
+          spawn.push_back(r.timings.spawn_s * 1000);
+          run.push_back(r.timings.run_s * 1000);
+          collect.push_back(r.timings.collect_s * 1000);
+        }
+      }
+      Stats s = stats(v, failures);
+      print_row(name, s, n);
+      std::printf("    phases p50: spawn %.2f ms, run %.2f ms, collect %.2f ms\n", stats(spawn, 0).p50,
+                  stats(run, 0).p50, stats(collect, 0).p50);
+      if (failures) rc = 1;
+      return s;
+    };
+
+    if (only.empty() || only == "pass") {
+      std::vector<double> bare;
+      for (int i = 0; i < n + 1; ++i) {
+        double ms = bare_pass(config.python);
+        if (i > 0) bare.push_back(ms);
+      }
+      Stats b = stats(bare, 0);
+      print_row("python3 -c pass, bare fork+exec", b, n);
+      sb::JobSpec pass;
+      pass.files["pass.py"] = "pass\n";
+      pass.argv = {"pass.py"};
+      pass.timeout_s = 10;
+      Stats cold = series("python3 pass, launcher cold", pass, true, "");
+      Stats warm = series("python3 pass, launcher warm", pass, false, "");
+      std::printf("  launcher overhead (cold p50 - bare p50): %.2f ms; warm p50 / bare p50: %.2f\n",
+                  cold.p50 - b.p50, warm.p50 / b.p50);
+    }
+    if (only.empty() || only == "data") {
+      sb::JobSpec data;
+      data.timeout_s = 30;
+      data.outputs["out.csv"] = 204800;
+      if (harness) {
+        data.mode = "data";
+        data.files["snippet.py"] = kDataProgram;
+        data.argv = {"--data", "snippet.py"};
+      } else {
+        data.files["job.py"] = std::string(kDataProgram) + "df.to_csv('out.csv', index=False)\n";
+        data.argv = {"job.py"};
+      }
+      Stats cold = series("1,000-row CSV data job, cold", data, true, "out.csv");
+      Stats warm = series("1,000-row CSV data job, warm", data, false, "out.csv");
+      std::printf("  data job: cold p50 / warm p50 = %.1fx\n", cold.p50 / warm.p50);
+    }
+    if (only.empty() || only == "png") {
+      sb::JobSpec png;
+      png.timeout_s = 30;
+      png.files["job.py"] = kPngProgram;
+      png.argv = {"job.py"};
+      png.outputs["plot.png"] = 10u << 20;
+      Stats cold = series("small matplotlib PNG job, cold", png, true, "plot.png");
+      Stats warm = series("small matplotlib PNG job, warm", png, false, "plot.png");
+      std::printf("  PNG job: cold p50 / warm p50 = %.1fx\n", cold.p50 / warm.p50);
+    }
+  }
+  std::filesystem::remove_all(runs);
+  return rc;
+}

@@ -1,0 +1,271 @@
+"""Zygote: a long-lived, already-sandboxed interpreter per mode that forks one fresh child per job.
+
+Started by the host (sandbox/zygote.cpp) as pid 1 of its own pid namespace, root of its own user
+namespace (uids mapped to the launcher's sandbox uid block, no privilege outside), in its own
+mount/net/ipc/uts namespaces:
+
+    python3 -I -B zygote.py --mode MODE --ctl-fd 3 --lib libplotq_confine.so
+                            [--preload m1,m2] [--slot-cgroups JSON]
+
+It loads the confinement library, builds the seccomp programs once, calls harness.preload(mode)
+(modes other than raw, when harness.py exists), makes itself non-dumpable, says
+{"event": "ready", ...} on the control socket and then serves jobs.
+
+Protocol (SOCK_SEQPACKET control socket, one message per job):
+  host -> zygote: JSON {"job": id, "slot": n, "mode": m, "argv": [...], "env": {...},
+                        "confine": {...}, "require_filter": bool}
+                  + SCM_RIGHTS [stdout, stderr, report, status]
+  zygote -> host (on that job's status socket): "pid" + SCM_RIGHTS [pidfd of the job's first
+                        process]; later "exit <wait status> <utime us> <stime us> <maxrss KiB>";
+                        or "error <stage> <errno>" when no child could be made.
+A child is forked ahead of time per job slot (a "spare", pid 1 of a fresh pid namespace, already
+in the slot's cgroups, waiting on a private socket), so neither the fork of this large process nor
+the cgroup migration (an RCU grace period, often 10-20 ms) is on the job's latency; each spare
+serves exactly one job and is never reused. --slot-cgroups lists, per slot, the cgroup.procs files
+its jobs belong to. The child: takes stdout/stderr/report as fds 1/2/3, closes everything
+else (the control socket, other jobs' descriptors), confines itself through the library (the same
+C++ code as the cold path), replaces its environment, reseeds numpy, and runs entry.run_job().
+"""
+import ctypes
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+import entry  # noqa: E402
+
+CLONE_NEWPID = 0x20000000
+PR_SET_DUMPABLE = 4
+
+libc = ctypes.CDLL(None, use_errno=True)
+lib = None
+mode = "raw"
+
+
+def log(msg):
+    try:
+        os.write(2, ("zygote[%s]: %s\n" % (mode, msg)).encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+class Spare:
+    __slots__ = ("pid", "pidfd", "sock", "slot")
+
+    def __init__(self, pid, pidfd, sock, slot):
+        self.pid, self.pidfd, self.sock, self.slot = pid, pidfd, sock, slot
+
+
+def join_cgroups(procs_files):
+    """Moves the calling process into each group (before it waits for a job). 0 or an errno."""
+    for path in procs_files:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
+        except OSError as e:
+            return e.errno or 1
+    return 0
+
+
+def child_main(sock, procs_files):
+    """Runs in a spare: join the slot's cgroups, wait for one job, then become it. Never returns."""
+    code = 126
+    try:
+        cgroup_error = join_cgroups(procs_files)
+        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+        if not msg or len(fds) != 3:
+            os._exit(0)  # the zygote closed our socket: no job for us
+        job = json.loads(msg)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        os.dup2(fds[2], 3)
+        os.closerange(4, 1 << 20)  # the control socket, other jobs' fds, our own socket
+        if cgroup_error:
+            os.write(3, ("error confine:cgroup %d\n" % cgroup_error).encode())
+            os._exit(125)
+        confine = dict(job["confine"])
+        confine["cgroup_procs"] = []  # joined already, before the job came
+        err = ctypes.create_string_buffer(256)
+        rc = lib.plotq_confine_job(json.dumps(confine).encode(), err, ctypes.c_size_t(256))
+        if rc != 0:
+            os.write(3, ("error confine:%s %d\n" % (err.value.decode("ascii", "replace"), -rc)).encode())
+            os._exit(125)
+        os.environ.clear()
+        os.environ.update(job["env"])
+        np_random = sys.modules.get("numpy.random")
+        if np_random is not None:
+            np_random.seed()  # every child would repeat the zygote's global RandomState
+        entry.run_job(job["mode"], job["argv"], 3, require_filter=job.get("require_filter", True))
+    except BaseException:
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    os._exit(code)
+
+
+def fork_spare(own_pidns, slot, slot_cgroups):
+    procs_files = slot_cgroups[slot] if slot < len(slot_cgroups) else []
+    parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    if libc.unshare(CLONE_NEWPID) != 0:
+        e = ctypes.get_errno()
+        parent_sock.close()
+        child_sock.close()
+        raise OSError(e, "unshare(CLONE_NEWPID): " + os.strerror(e))
+    pid = os.fork()
+    if pid == 0:
+        parent_sock.close()
+        child_main(child_sock, procs_files)
+    # Back to our own pid namespace for the next fork (allowed: we are root in the user
+    # namespace that owns it).
+    if libc.setns(own_pidns, CLONE_NEWPID) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "setns(pid): " + os.strerror(e))
+    child_sock.close()
+    return Spare(pid, os.pidfd_open(pid), parent_sock, slot)
+
+
+def send_status(sock, text, fd=None):
+    try:
+        if fd is None:
+            sock.send(text.encode())
+        else:
+            socket.send_fds(sock, [text.encode()], [fd])
+    except OSError:
+        pass  # the host is gone or gave up on this job
+
+
+def main(argv):
+    global lib, mode
+    ctl_fd, lib_path, preload, slot_cgroups = 3, None, [], []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--mode":
+            mode = argv[i + 1]
+        elif argv[i] == "--ctl-fd":
+            ctl_fd = int(argv[i + 1])
+        elif argv[i] == "--lib":
+            lib_path = argv[i + 1]
+        elif argv[i] == "--preload":
+            preload = [m for m in argv[i + 1].split(",") if m]
+        elif argv[i] == "--slot-cgroups":
+            slot_cgroups = json.loads(argv[i + 1])
+        i += 2
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sys.dont_write_bytecode = True
+    ctl = socket.socket(fileno=ctl_fd)
+    t0 = time.monotonic()
+    lib = ctypes.CDLL(lib_path, use_errno=True)
+    err = ctypes.create_string_buffer(256)
+    if lib.plotq_confine_prepare(err, ctypes.c_size_t(256)) != 0:
+        log("prepare failed: " + err.value.decode("ascii", "replace"))
+        return 1
+    entry.set_lib(lib)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if mode != "raw" and os.path.exists(os.path.join(HERE, "harness.py")):
+        import harness
+
+        harness.preload(mode)
+    for name in preload:  # raw mode: modules the operator asked for (Config::raw_preload)
+        __import__(name)
+    preload_s = time.monotonic() - t0
+    own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    poller = select.poll()
+    poller.register(ctl, select.POLLIN)
+    spares = {}  # slot -> Spare
+    spare_of = {}  # pidfd -> Spare
+
+    def add_spare(slot):
+        sp = fork_spare(own_pidns, slot, slot_cgroups)
+        spares[slot] = sp
+        spare_of[sp.pidfd] = sp
+        poller.register(sp.pidfd, select.POLLIN)
+        return sp
+
+    add_spare(0)  # the slot a lone job gets
+    ctl.send(json.dumps({"event": "ready", "mode": mode, "preload_s": round(preload_s, 3)}).encode())
+
+    running = {}  # pidfd -> (pid, status socket)
+    refill = set()  # slots whose spare was used: fork the next one when idle
+    while True:
+        for fd, _ in poller.poll():
+            if fd == ctl.fileno():
+                try:
+                    msg, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 8)
+                except OSError as e:
+                    log("control socket: %s" % e)
+                    return 1
+                if not msg and not fds:
+                    return 0  # the host closed the control socket
+                if len(fds) != 4:
+                    for f in fds:
+                        os.close(f)
+                    log("job message without its 4 descriptors")
+                    continue
+                status = socket.socket(fileno=fds[3])
+                try:
+                    job = json.loads(msg)
+                    slot = int(job.get("slot", 0))
+                    s = spares.pop(slot, None)
+                    if s is None:  # two jobs at once, or the spare died: fork one now
+                        add_spare(slot)
+                        s = spares.pop(slot)
+                    spare_of.pop(s.pidfd, None)
+                    poller.unregister(s.pidfd)
+                    socket.send_fds(s.sock, [json.dumps(job).encode()], fds[:3])
+                    s.sock.close()
+                    send_status(status, "pid", s.pidfd)
+                    running[s.pidfd] = (s.pid, status)
+                    poller.register(s.pidfd, select.POLLIN)
+                    refill.add(slot)
+                except Exception as e:
+                    log("job failed to start: %r" % (e,))
+                    send_status(status, "error zygote %d" % (getattr(e, "errno", 0) or 0))
+                    status.close()
+                finally:
+                    for f in fds[:3]:
+                        os.close(f)
+            elif fd in spare_of:
+                sp = spare_of.pop(fd)  # a spare died before it got a job
+                poller.unregister(fd)
+                os.waitpid(sp.pid, 0)
+                os.close(sp.pidfd)
+                sp.sock.close()
+                spares.pop(sp.slot, None)
+                refill.add(sp.slot)
+            elif fd in running:
+                pid, status = running.pop(fd)
+                poller.unregister(fd)
+                _, st, ru = os.wait4(pid, 0)
+                send_status(status, "exit %d %d %d %d" % (st, int(ru.ru_utime * 1e6), int(ru.ru_stime * 1e6), ru.ru_maxrss))
+                status.close()
+                os.close(fd)
+        for slot in sorted(refill):
+            if slot not in spares:
+                try:
+                    add_spare(slot)
+                except OSError as e:
+                    log("cannot fork a spare: %s" % e)
+        refill.clear()
+
+
+if __name__ == "__main__":
+    try:
+        code = main(sys.argv[1:])
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)

@@ -1,0 +1,248 @@
+// POST /render, POST /render/{job_id}/cancel and GET /status: the assistant service's renderer API.
+// Same caller check, queue, idempotency and ledger as /run-data; one sandbox run per theme.
+#include <chrono>
+#include <set>
+
+#include "common/log.hpp"
+#include "queue/render_queue.hpp"
+#include "runs/data_runner.hpp"
+#include "runs/ledger_row.hpp"
+#include "runs/render_job.hpp"
+#include "sandbox/figure_renderer.hpp"
+#include "sandbox/launcher.hpp"
+#include "server/app.hpp"
+#include "server/job_claim.hpp"
+#include "server/job_registry.hpp"
+#include "server/wire.hpp"
+#include "store/idempotency.hpp"
+#include "store/time.hpp"
+
+namespace plotq::server {
+namespace {
+
+using jobs::Clock;
+using jobs::opt;
+using jobs::round3;
+using jobs::seconds_since;
+
+std::string base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
+    out += t[v >> 18 & 63], out += t[v >> 12 & 63], out += t[v >> 6 & 63], out += t[v & 63];
+  }
+  if (i + 1 == in.size()) {
+    unsigned v = (unsigned char)in[i] << 16;
+    out += t[v >> 18 & 63], out += t[v >> 12 & 63], out += "==";
+  } else if (i + 2 == in.size()) {
+    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
+    out += t[v >> 18 & 63], out += t[v >> 12 & 63], out += t[v >> 6 & 63], out += '=';
+  }
+  return out;
+}
+
+bool valid_library(std::string_view s) {
+  if (s.empty() || s.size() > 32) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  return true;
+}
+
+std::size_t utf8_chars(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+nlohmann::json theme_json(const runs::ThemeRun& t) {
+  return {
+      {"exit_code", opt(t.exit_code)},
+      {"timed_out", t.timed_out},
+      {"png_base64", t.png ? nlohmann::json(base64(*t.png)) : nlohmann::json(nullptr)},
+      {"width", t.png ? nlohmann::json(t.width) : nlohmann::json(nullptr)},
+      {"height", t.png ? nlohmann::json(t.height) : nlohmann::json(nullptr)},
+      {"stderr_tail", t.message},
+      {"wall_s", round3(t.wall_s)},
+      {"attempts", std::max(1, t.attempts)},
+      {"reason", t.outcome == "ok" ? nlohmann::json(nullptr) : nlohmann::json(t.outcome)},
+      {"measured", opt(t.measured)},
+      {"limit", opt(t.limit)},
+      {"error", t.error_class || t.error_line
+                    ? nlohmann::json{{"class", opt(t.error_class)}, {"line", opt(t.error_line)}}
+                    : nlohmann::json(nullptr)},
+      {"max_rss_mb", t.max_rss_mb > 0 ? nlohmann::json(std::round(t.max_rss_mb * 10) / 10) : nlohmann::json(nullptr)},
+      {"cpu_s", round3(t.cpu_s)},
+  };
+}
+
+}  // namespace
+
+void register_render_routes(App& app) {
+  RouteOptions opts;
+  opts.body_limit = 8 * 1024 * 1024;  // source 128 Ki chars + data_csv 2 Mi chars, JSON-escaped
+  app.router.post("/render", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res, Need::assistant);
+    if (!caller) return;
+    auto body = wire::closed_object(req.body, {"job_id", "source", "library", "themes", "timeout_s", "data_csv"});
+    if (!body) return res->send_error("invalid_job");
+    auto job_id = wire::string_field(*body, "job_id", 1, 64);
+    auto source = wire::string_field(*body, "source", 1, 4 * runs::kMaxRenderSourceChars);
+    auto library = wire::string_field(*body, "library", 1, 32);
+    auto timeout = wire::positive_number(*body, "timeout_s", runs::kMaxRenderTimeoutS);
+    std::optional<std::string> data_csv = std::string();
+    if (body->contains("data_csv")) data_csv = wire::string_field(*body, "data_csv", 0, 4 * runs::kMaxDataCsvChars);
+    std::vector<std::string> themes;
+    bool themes_ok = body->contains("themes") && (*body)["themes"].is_array() && !(*body)["themes"].empty() &&
+                     (*body)["themes"].size() <= 2;
+    if (themes_ok) {
+      std::set<std::string> seen;
+      for (const auto& t : (*body)["themes"]) {
+        if (!t.is_string() || (t != "light" && t != "dark") || !seen.insert(t.get<std::string>()).second) {
+          themes_ok = false;
+          break;
+        }
+        themes.push_back(t.get<std::string>());
+      }
+    }
+    if (!job_id || !wire::valid_job_id(*job_id) || !source || utf8_chars(*source) > runs::kMaxRenderSourceChars ||
+        !library || !valid_library(*library) || !timeout || !data_csv ||
+        utf8_chars(*data_csv) > runs::kMaxDataCsvChars || !themes_ok)
+      return res->send_error("invalid_job");
+
+    const std::string kind = store::idempotency::kind_for_themes(themes);
+    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt};
+    // A runtime this machine lacks answers before any sandbox starts (and is still a ledger row).
+    std::string support = runs::render_support(*library, app.figures);
+    if (support != "ok") {
+      runs::RenderResult refused;
+      for (const auto& t : themes) {
+        runs::ThemeRun run;
+        run.theme = t;
+        run.outcome = support == "invalid_library" ? "invalid_job" : support;
+        run.job.attempts = 0;
+        refused.outputs[t] = run;
+      }
+      runs::book_render_rows(app.db, who, refused, 0);
+      return res->send_error(support == "invalid_library" ? "invalid_job" : "runtime_unavailable");
+    }
+
+    auto job = jobs::claim(app, res, *job_id, kind, *body, "render_joined");
+    if (!job) return;
+    auto started = Clock::now();
+    struct Run {
+      queue::Ticket ticket;
+      queue::SlotLease lease;
+      runs::RenderHandle handle;
+      std::unique_ptr<runs::Renderer> renderer;
+      bool running = false;
+    };
+    auto run = std::make_shared<Run>();
+    job->state = run;
+    std::weak_ptr<RunningJob> weak_job = job;
+    std::weak_ptr<Run> weak_run = run;
+
+    auto fail_before_start = [&app, weak_job, who, themes, started](const std::string& code) {
+      auto j = weak_job.lock();
+      if (!j || j->finished) return;
+      store::idempotency::forget(app.db, j->job_id, j->kind);
+      runs::RenderResult refused;
+      for (const auto& t : themes) {
+        runs::ThemeRun tr;
+        tr.theme = t;
+        tr.outcome = code;
+        tr.job.attempts = 0;
+        refused.outputs[t] = tr;
+      }
+      runs::book_render_rows(app.db, who, refused, seconds_since(started));
+      app.jobs.finish_error(j, code);
+    };
+    job->cancel = [weak_run, fail_before_start] {
+      auto r = weak_run.lock();
+      if (!r) return;
+      if (r->running) r->handle.cancel();
+      else {
+        r->ticket.cancel();
+        fail_before_start("cancelled");
+      }
+    };
+    runs::RenderRequest rr{*job_id, *source, *library, themes, *timeout, *data_csv};
+    queue::Callbacks cb;
+    cb.on_position = [](queue::Position) {};
+    cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
+    cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
+    cb.on_granted = [&app, weak_run, weak_job, who, started, rr = std::move(rr)](queue::SlotLease lease) mutable {
+      auto r = weak_run.lock();
+      if (!r) return;
+      r->lease = std::move(lease);
+      r->running = true;
+      double slot_wait = seconds_since(started);
+      r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures);
+      r->handle = r->renderer->render(std::move(rr), [&app, weak_run, weak_job, who, slot_wait,
+                                                      started](runs::RenderResult result) {
+        if (auto rr2 = weak_run.lock()) rr2->lease.release();
+        runs::book_render_rows(app.db, who, result, slot_wait);
+        auto j = weak_job.lock();
+        if (!j || j->finished) return;
+        bool host_trouble = false;
+        std::string code = "io";
+        for (const auto& [theme, t] : result.outputs)
+          if (jobs::host_failure(t.outcome)) {
+            host_trouble = true;
+            code = jobs::host_failure_code(t.outcome);
+          }
+        if (host_trouble) {
+          store::idempotency::forget(app.db, j->job_id, j->kind);
+          return app.jobs.finish_error(j, code);
+        }
+        nlohmann::json outputs = nlohmann::json::object();
+        for (const auto& [theme, t] : result.outputs) outputs[theme] = theme_json(t);
+        nlohmann::json answer = {
+            {"job_id", j->job_id},
+            {"outputs", outputs},
+            {"timings", {{"slot_wait_s", round3(slot_wait)}, {"total_s", round3(seconds_since(started))}}},
+            {"version", PLOTQ_VERSION},
+            {"mem_available_mb", opt(runs::mem_available_mb())},
+        };
+        try {
+          store::idempotency::complete(app.db, j->job_id, j->kind, answer.dump(), store::now_unix());
+        } catch (const std::exception&) {
+        }
+        log_event("render", {{"job_id", j->job_id}, {"themes", result.outputs.size()}});
+        app.jobs.finish(j, 200, answer);
+      });
+    };
+    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/render"}, std::move(cb));
+  }, opts);
+
+  app.router.post("/render/{job_id}/cancel", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res, Need::assistant);
+    if (!caller) return;
+    std::string job_id(req.param("job_id"));
+    if (!wire::valid_job_id(job_id)) return res->send_error("invalid_job");
+    int n = app.jobs.cancel_all(job_id);
+    log_event("render_cancel", {{"job_id", job_id}, {"cancelled", n}});
+    res->send_json(200, {{"cancelled", n}});
+  });
+
+  app.router.get("/status", [&app](Request req, std::shared_ptr<Responder> res) {
+    auto caller = check_caller(app.callers, req, *res, Need::assistant);
+    if (!caller) return;
+    auto q = app.queue.status();
+    res->send_json(200, {
+                            {"name", "plotq-renderer"},
+                            {"version", PLOTQ_VERSION},
+                            {"in_flight", q.in_flight},
+                            {"waiting", q.waiting},
+                            {"stuck", app.launcher.stuck()},
+                            {"mem_available_mb", opt(runs::mem_available_mb())},
+                            {"sandbox", app.launcher.ready()},
+                            {"figures", app.figures != nullptr},
+                        });
+  });
+}
+
+}  // namespace plotq::server

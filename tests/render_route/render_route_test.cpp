@@ -1,0 +1,141 @@
+// POST /render over loopback against a real plotqd: a real matplotlib render, the wire model,
+// runtime_unavailable before any sandbox, idempotency, cancel and the renderer status.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "store/db.hpp"
+#include "store/ledger.hpp"
+#include "tests/support/test_client.hpp"
+
+using namespace plotq::test;
+using nlohmann::json;
+
+namespace {
+
+const std::string kLine =
+    "import os\nimport matplotlib.pyplot as plt\nTHEME = os.getenv('ANYPLOT_THEME', 'light')\n"
+    "fig, ax = plt.subplots(figsize=(16, 9), dpi=200)\nax.plot([1, 2, 3], [3, 1, 2])\n"
+    "fig.savefig(f'plot-{THEME}.png', dpi=200)\n";
+
+struct Server {
+  TempDir dir;
+  Plotqd d;
+  Server()
+      : d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
+                          {"PLOTQ_ENVIRONMENT", "development"},
+                          {"PLOTQ_RUNS_PER_MINUTE", "10000"}}) {
+    REQUIRE(d.wait_listening(30s));
+  }
+  HttpResponse post(const json& body, Ms timeout = 120s) {
+    return http_request(d.port(), "POST", "/render", body.dump(), {}, timeout);
+  }
+  std::vector<plotq::store::LedgerEntry> ledger(const std::string& job_id) {
+    auto db = plotq::store::Db::open(dir.file("plotq.db"));
+    plotq::store::LedgerQuery q;
+    q.job_id = job_id;
+    return plotq::store::ledger::query(*db, q);
+  }
+};
+
+json req(const std::string& job_id, const std::string& library, json themes, const std::string& source = kLine) {
+  return {{"job_id", job_id}, {"source", source}, {"library", library}, {"themes", themes}, {"timeout_s", 60}};
+}
+
+}  // namespace
+
+TEST_CASE("a matplotlib render answers a 3200x1800 PNG per theme and a ledger row each") {
+  Server s;
+  auto r = s.post(req("line", "matplotlib", {"light", "dark"}));
+  REQUIRE(r.status == 200);
+  json b = r.json();
+  CHECK(b["job_id"] == "line");
+  for (const char* theme : {"light", "dark"}) {
+    INFO(theme);
+    const json& t = b["outputs"][theme];
+    CHECK(t["reason"].is_null());
+    CHECK(t["exit_code"] == 0);
+    CHECK(t["width"] == 3200);
+    CHECK(t["height"] == 1800);
+    REQUIRE(t["png_base64"].is_string());
+    CHECK(t["png_base64"].get<std::string>().rfind("iVBORw0KGgo", 0) == 0);  // the PNG signature
+  }
+  auto rows = s.ledger("line");
+  CHECK(rows.size() == 2);
+  // The same request again is the stored answer, not a second render.
+  auto again = s.post(req("line", "matplotlib", {"light", "dark"}));
+  CHECK(again.json() == b);
+  CHECK(s.ledger("line").size() == 2);
+}
+
+TEST_CASE("a render with no output file fails with its own reason") {
+  Server s;
+  auto r = s.post(req("noout", "matplotlib", {"light"},
+                      "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2], [2, 1])\n"));
+  REQUIRE(r.status == 200);
+  CHECK(r.json()["outputs"]["light"]["reason"] == "no_output");
+  CHECK(r.json()["outputs"]["light"]["png_base64"].is_null());
+}
+
+TEST_CASE("bokeh is runtime_unavailable before any sandbox starts - and still a ledger row") {
+  Server s;
+  auto r = s.post(req("bk", "bokeh", {"light"}));
+  CHECK(r.status == 503);
+  CHECK(r.json() == json{{"detail", "runtime_unavailable"}});
+  auto rows = s.ledger("bk");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].refusal_code == "runtime_unavailable");
+}
+
+TEST_CASE("the render wire model is closed") {
+  Server s;
+  std::vector<json> bad = {
+      req("x", "matplotlib", {"light", "light"}),             // not distinct
+      req("x", "matplotlib", json::array()),                  // none
+      req("x", "matplotlib", {"light", "dark", "light"}),     // too many
+      req("x", "matplotlib", {"sepia"}),                      // unknown theme
+      req("x", "Matplotlib!", {"light"}),                     // library pattern
+      req("x/..", "matplotlib", {"light"}),                   // job id pattern
+  };
+  json extra = req("x", "matplotlib", {"light"});
+  extra["language"] = "python";
+  bad.push_back(extra);
+  json slow = req("x", "matplotlib", {"light"});
+  slow["timeout_s"] = 121;
+  bad.push_back(slow);
+  for (const auto& b : bad) {
+    INFO(b.dump().substr(0, 120));
+    auto r = s.post(b, 10s);
+    CHECK(r.status == 422);
+    CHECK(r.json() == json{{"detail", "invalid_job"}});
+  }
+}
+
+TEST_CASE("cancel stops a running render and the waiter gets 499 cancelled") {
+  Server s;
+  const std::string spin = "while True:\n    pass\n";
+  HttpResponse r;
+  std::thread t([&] { r = s.post(req("spin", "matplotlib", {"light"}, spin)); });
+  auto granted = s.d.wait_log("sandbox_job", 0s);  // nothing yet
+  (void)granted;
+  std::this_thread::sleep_for(1500ms);
+  auto c = http_request(s.d.port(), "POST", "/render/spin/cancel");
+  REQUIRE(c.status == 200);
+  CHECK(c.json()["cancelled"] == 1);
+  t.join();
+  CHECK(r.status == 499);
+  CHECK(r.json() == json{{"detail", "cancelled"}});
+  auto none = http_request(s.d.port(), "POST", "/render/spin/cancel");
+  CHECK(none.json()["cancelled"] == 0);
+}
+
+TEST_CASE("GET /status reports the renderer") {
+  Server s;
+  auto r = http_request(s.d.port(), "GET", "/status");
+  REQUIRE(r.status == 200);
+  json b = r.json();
+  CHECK(b["name"] == "plotq-renderer");
+  CHECK(b["in_flight"] == 0);
+  CHECK(b["waiting"] == 0);
+  CHECK(b["sandbox"] == true);
+}

@@ -1,0 +1,118 @@
+// plotq sandbox check | run: the operator's view of the sandbox (sandbox/README.md).
+//   plotq sandbox check
+//       prints the active layers as JSON; exit 1 when a required layer is missing.
+//   plotq sandbox run FILE [--mode raw|data|plot] [--timeout S] [--cold] [--theme light|dark]
+//                          [--save DIR]
+//       runs FILE through the launcher and prints the JobResult as one JSON object; exit 0 only
+//       when the job itself succeeded (reason ok). --save writes the collected outputs to DIR.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/log.hpp"
+#include "sandbox/cgroup.hpp"
+#include "sandbox/config.hpp"
+#include "sandbox/launcher.hpp"
+#include "sandbox/layers.hpp"
+#include "sandbox/output.hpp"
+#include "tools/commands.hpp"
+
+namespace plotq::cli {
+
+namespace {
+
+int sandbox_usage() {
+  std::fprintf(stderr,
+               "usage: plotq sandbox check\n"
+               "       plotq sandbox run FILE [--mode raw|data|plot] [--timeout S] [--cold] [--theme light|dark] [--save DIR]\n");
+  return 2;
+}
+
+int sandbox_check() {
+  sandbox::Config config = sandbox::config_from_env();
+  sandbox::CgroupSupport cg;
+  if (config.sandbox_cgroup) cg = sandbox::setup_cgroups(config.cgroup_parent);
+  sandbox::LayerReport report = sandbox::probe_layers(config, cg);
+  sandbox::teardown_cgroups(cg);
+  std::printf("%s\n", sandbox::to_json(report).dump(2).c_str());
+  return report.ok() ? 0 : 1;
+}
+
+int sandbox_run(Args args) {
+  std::string mode = take_option(args, "--mode");
+  std::string timeout = take_option(args, "--timeout");
+  std::string theme = take_option(args, "--theme");
+  std::string save = take_option(args, "--save");
+  bool cold = take_flag(args, "--cold");
+  if (args.size() != 1) return sandbox_usage();
+  if (mode.empty()) mode = "raw";
+  if (mode != "raw" && mode != "data" && mode != "plot") return sandbox_usage();
+  std::ifstream in(args[0], std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "plotq sandbox run: cannot read %s\n", args[0].c_str());
+    return 2;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+
+  sandbox::JobSpec spec;
+  spec.mode = mode;
+  spec.timeout_s = timeout.empty() ? 30.0 : std::stod(timeout);
+  if (cold) spec.cold = true;
+  if (mode == "raw") {
+    std::string name = args[0].substr(args[0].find_last_of('/') + 1);
+    if (!sandbox::valid_file_name(name)) name = "program.py";
+    spec.files[name] = ss.str();
+    spec.argv = {name};
+  } else if (mode == "data") {
+    spec.files["snippet.py"] = ss.str();
+    spec.argv = {"--data", "snippet.py"};
+    spec.outputs["out.csv"] = 204800;
+  } else {
+    if (theme.empty()) theme = "light";
+    spec.files["plot.py"] = ss.str();
+    spec.argv = {"--plot", "plot.py"};
+    spec.env["ANYPLOT_THEME"] = theme;
+    spec.outputs["plot-" + theme + ".png"] = 10u << 20;
+  }
+  spec.label = "cli";
+
+  set_log_enabled(false);
+  boost::asio::io_context io;
+  sandbox::JobResult result;
+  {
+    sandbox::Launcher launcher(io, sandbox::config_from_env());
+    launcher.run(spec, [&](sandbox::JobResult r) {
+      result = std::move(r);
+      io.stop();  // the zygotes keep the loop busy
+    });
+    io.run();
+  }
+  nlohmann::json j = sandbox::to_json(result);
+  std::printf("%s\n", j.dump().c_str());
+  if (!save.empty()) {
+    for (const auto& [name, bytes] : result.outputs) {
+      std::ofstream out(save + "/" + name, std::ios::binary);
+      out << bytes;
+    }
+  }
+  return sandbox::succeeded(result) ? 0 : 1;
+}
+
+}  // namespace
+
+int cmd_sandbox(Args args) {
+  if (args.empty()) return sandbox_usage();
+  std::string sub = args[0];
+  args.erase(args.begin());
+  if (sub == "check" && args.empty()) return sandbox_check();
+  if (sub == "run") return sandbox_run(args);
+  return sandbox_usage();
+}
+
+}  // namespace plotq::cli
