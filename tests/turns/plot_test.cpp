@@ -64,7 +64,7 @@ TEST_CASE("a plot that fails says why in plotq's words and ends with error{run_f
 }
 
 TEST_CASE("daily pipeline runs: at the limit a plot turn is refused before taking the slot") {
-  Server s({{"PLOTQ_DAILY_PIPELINE_RUNS", "0"}});
+  Server s(Env{{"PLOTQ_DAILY_PIPELINE_RUNS", "0"}});
   auto sid = s.session("ann");
   auto st = s.turn("ann", sid, plot(kSine, {"light"}));
   auto evs = until_done(*st, 30s);

@@ -72,7 +72,7 @@ TEST_CASE("queued turns see their position count down, FIFO, and run when the sl
 
 TEST_CASE("capacity 1: the second waiting turn ends at once with error{capacity}, and the run still counts") {
   // floor(1 start x 60 s / 60 s) = 1 waiting place.
-  Server s({{"PLOTQ_RUNS_PER_MINUTE", "1"}, {"PLOTQ_RATE_WINDOW_S", "60"}, {"PLOTQ_QUEUE_MAX_WAIT_S", "60"}});
+  Server s(Env{{"PLOTQ_RUNS_PER_MINUTE", "1"}, {"PLOTQ_RATE_WINDOW_S", "60"}, {"PLOTQ_QUEUE_MAX_WAIT_S", "60"}});
   CHECK(s.status()["capacity"] == 1);
   auto sa = s.session("ann"), sb = s.session("bob"), sc = s.session("cyd");
   auto [a, a_turn] = hold_slot(s, "ann", sa);
@@ -92,7 +92,7 @@ TEST_CASE("capacity 1: the second waiting turn ends at once with error{capacity}
 
 TEST_CASE("a turn that waits longer than the max wait ends with error{capacity}") {
   // 10 starts per 1 s window, 1 s max wait: capacity 10, but the holder never ends.
-  Server s({{"PLOTQ_RATE_WINDOW_S", "1"}, {"PLOTQ_RUNS_PER_MINUTE", "10"}, {"PLOTQ_QUEUE_MAX_WAIT_S", "1"}});
+  Server s(Env{{"PLOTQ_RATE_WINDOW_S", "1"}, {"PLOTQ_RUNS_PER_MINUTE", "10"}, {"PLOTQ_QUEUE_MAX_WAIT_S", "1"}});
   auto sa = s.session("ann"), sb = s.session("bob");
   auto [a, a_turn] = hold_slot(s, "ann", sa);
   auto b = s.turn("bob", sb, data(kQuick));
@@ -141,7 +141,7 @@ TEST_CASE("cancel while queued withdraws the turn; cancel while running kills it
 }
 
 TEST_CASE("the turn deadline kills a running job; time spent queued does not count against it") {
-  Server s({{"PLOTQ_TURN_DEADLINE_S", "3"}});
+  Server s(Env{{"PLOTQ_TURN_DEADLINE_S", "3"}});
   auto sa = s.session("ann"), sb = s.session("bob");
   auto a = s.turn("ann", sa, data(kForever));
   REQUIRE(wait_for(*a, "status", 30s));  // running
@@ -163,7 +163,7 @@ TEST_CASE("the turn deadline kills a running job; time spent queued does not cou
 }
 
 TEST_CASE("a slow reader's stream is closed at its buffer cap; the turn goes on and the resume has it all") {
-  Server s({{"PLOTQ_SSE_BUFFER_BYTES", "2048"}, {"PLOTQ_HEARTBEAT_S", "0.002"}});
+  Server s(Env{{"PLOTQ_SSE_BUFFER_BYTES", "2048"}, {"PLOTQ_HEARTBEAT_S", "0.002"}});
   auto sa = s.session("ann"), sb = s.session("bob");
   auto [a, a_turn] = hold_slot(s, "ann", sa);
 
@@ -212,7 +212,7 @@ TEST_CASE("a slow reader's stream is closed at its buffer cap; the turn goes on 
 }
 
 TEST_CASE("queued streams get ': ping' comments and re-sent positions while nothing changes") {
-  Server s({{"PLOTQ_SSE_PING_S", "0.05"}, {"PLOTQ_HEARTBEAT_S", "0.2"}});
+  Server s(Env{{"PLOTQ_SSE_PING_S", "0.05"}, {"PLOTQ_HEARTBEAT_S", "0.2"}});
   auto sa = s.session("ann"), sb = s.session("bob");
   auto [a, a_turn] = hold_slot(s, "ann", sa);
   auto b = s.turn("bob", sb, data(kQuick));

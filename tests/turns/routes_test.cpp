@@ -121,7 +121,7 @@ TEST_CASE("datasets: list, get one, confirm; another user's session is not found
 }
 
 TEST_CASE("GET /v1/status: waiting, in_flight, holder_age_s, capacity, slots") {
-  Server s({{"PLOTQ_SLOTS", "2"}});
+  Server s(Env{{"PLOTQ_SLOTS", "2"}});
   json st = s.status();
   CHECK(st == json{{"waiting", 0}, {"in_flight", 0}, {"holder_age_s", nullptr}, {"capacity", 100000}, {"slots", 2}});
   Server prod({{"PLOTQ_TOKENS", "token-for-ann-0123456789=ann"}}, false);
