@@ -1,5 +1,14 @@
 #include "sandbox/config.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <functional>
+
 #include <cstdlib>
 #include <sstream>
 
@@ -80,9 +89,94 @@ Config config_from_env() {
   return resolved(c);
 }
 
+bool hidden_in_jobs(const Config& c, const std::string& path) {
+  std::vector<std::string> hidden = c.hidden_paths;
+  hidden.push_back("/tmp");
+  hidden.push_back(c.runs_dir);
+  hidden.push_back(c.sandbox_lock_dir);
+  for (const auto& h : hidden) {
+    if (h.empty()) continue;
+    if (path == h || (path.size() > h.size() && path.compare(0, h.size(), h) == 0 && path[h.size()] == '/')) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Copies src to dst (mode) through a temporary name and a rename, so that a job never sees half a
+// file and two processes staging at once do not fight. False on any error.
+bool copy_file(const std::string& src, const std::string& dst, mode_t mode) {
+  int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (in < 0) return false;
+  std::string tmp = dst + ".tmp." + std::to_string(::getpid());
+  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (out < 0) {
+    ::close(in);
+    return false;
+  }
+  char buf[65536];
+  bool ok = true;
+  for (;;) {
+    ssize_t n = ::read(in, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0 || ::write(out, buf, static_cast<std::size_t>(n)) != n) {
+      ok = false;
+      break;
+    }
+  }
+  ::close(in);
+  ok = ::fchmod(out, mode) == 0 && ok;
+  ok = ::close(out) == 0 && ok;
+  if (ok) ok = ::rename(tmp.c_str(), dst.c_str()) == 0;
+  if (!ok) ::unlink(tmp.c_str());
+  return ok;
+}
+
+bool make_dir(const std::string& d) {
+  if (::mkdir(d.c_str(), 0755) == 0 || errno == EEXIST) {
+    struct stat st {};
+    return ::lstat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+  return false;
+}
+
+// A checkout under /tmp (or another path jobs do not see) keeps its harness and confine library
+// out of the jobs' reach: stage read-only copies where jobs can read them.
+void stage_for_jobs(Config& c) {
+  bool harness_hidden = hidden_in_jobs(c, c.harness_dir);
+  bool lib_hidden = hidden_in_jobs(c, c.confine_lib);
+  if (!harness_hidden && !lib_hidden) return;
+  std::size_t h = std::hash<std::string>{}(c.harness_dir + "|" + c.confine_lib);
+  char name[32];
+  std::snprintf(name, sizeof name, "%016zx", h);
+  std::string root = "/var/lib/plotq";
+  std::string stage = root + "/stage";
+  std::string dir = stage + "/" + name;
+  if (!make_dir("/var/lib") || !make_dir(root) || !make_dir(stage) || !make_dir(dir)) return;
+  if (harness_hidden) {
+    std::string hd = dir + "/harness";
+    if (!make_dir(hd)) return;
+    DIR* d = ::opendir(c.harness_dir.c_str());
+    if (!d) return;
+    bool ok = true;
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 3 && n.compare(n.size() - 3, 3, ".py") == 0)
+        ok = copy_file(c.harness_dir + "/" + n, hd + "/" + n, 0644) && ok;
+    }
+    ::closedir(d);
+    if (ok) c.harness_dir = hd;
+  }
+  if (lib_hidden && copy_file(c.confine_lib, dir + "/libplotq_confine.so", 0755))
+    c.confine_lib = dir + "/libplotq_confine.so";
+}
+
+}  // namespace
+
 Config resolved(Config c) {
   if (c.harness_dir.empty()) c.harness_dir = project_home() + "/sandbox/harness";
   if (c.confine_lib.empty()) c.confine_lib = std::string(PLOTQ_BINARY_DIR) + "/sandbox/libplotq_confine.so";
+  stage_for_jobs(c);
   return c;
 }
 

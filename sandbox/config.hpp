@@ -79,7 +79,11 @@ struct Config {
 // Lists are comma separated.
 Config config_from_env();
 
-// Fills the "" paths (harness_dir, confine_lib) with their defaults.
+// Fills the "" paths (harness_dir, confine_lib) with their defaults. When one of them lies where
+// jobs cannot see it (under /tmp or a hidden path, e.g. a checkout in /tmp), read-only copies are
+// staged under /var/lib/plotq/stage/<hash>/ and the config points there.
 Config resolved(Config c);
+// The path is behind one of the empty tmpfs mounts every job gets (/tmp, hidden_paths, runs, locks).
+bool hidden_in_jobs(const Config& c, const std::string& path);
 
 }  // namespace plotq::sandbox

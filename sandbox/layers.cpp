@@ -41,18 +41,6 @@ int unshare_test(int flags) {
 }
 
 // Inside a job, /tmp, the runs dir, the lock dir and every hidden path are empty tmpfs mounts.
-bool hidden_in_jobs(const Config& c, const std::string& path) {
-  std::vector<std::string> hidden = c.hidden_paths;
-  hidden.push_back("/tmp");
-  hidden.push_back(c.runs_dir);
-  hidden.push_back(c.sandbox_lock_dir);
-  for (const auto& h : hidden) {
-    if (h.empty()) continue;
-    if (path == h || (path.size() > h.size() && path.compare(0, h.size(), h) == 0 && path[h.size()] == '/')) return true;
-  }
-  return false;
-}
-
 bool executable(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
 bool readable(const std::string& p) { return !p.empty() && ::access(p.c_str(), R_OK) == 0; }
 

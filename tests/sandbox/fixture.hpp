@@ -191,9 +191,31 @@ inline sb::JobSpec raw_job(const std::string& program, double timeout_s = 10, bo
   return s;
 }
 
+// Where jobs can load the hostile C modules from: the build dir itself when jobs see it, else (a
+// checkout under /tmp, which jobs never see) read-only copies staged under /var/lib/plotq.
+inline std::string hostile_dir() {
+  static const std::string dir = [] {
+    std::string built = PLOTQ_HOSTILE_DIR;
+    if (!plotq::sandbox::hidden_in_jobs(plotq::sandbox::Config{}, built)) return built;
+    std::string staged = "/var/lib/plotq/stage/hostile-tests";
+    std::filesystem::create_directories(staged);
+    std::filesystem::permissions("/var/lib/plotq", std::filesystem::perms(0755));
+    std::filesystem::permissions("/var/lib/plotq/stage", std::filesystem::perms(0755));
+    std::filesystem::permissions(staged, std::filesystem::perms(0755));
+    for (const auto& e : std::filesystem::directory_iterator(built)) {
+      if (e.path().extension() != ".so") continue;
+      auto dst = std::filesystem::path(staged) / e.path().filename();
+      std::filesystem::copy_file(e.path(), dst, std::filesystem::copy_options::overwrite_existing);
+      std::filesystem::permissions(dst, std::filesystem::perms(0755));
+    }
+    return staged;
+  }();
+  return dir;
+}
+
 // Python prelude giving a job the hostile C modules.
 inline std::string hostile(const std::string& module) {
-  return "import ctypes\n" + module + " = ctypes.CDLL('" + std::string(PLOTQ_HOSTILE_DIR) + "/" + module + ".so', use_errno=True)\n";
+  return "import ctypes\n" + module + " = ctypes.CDLL('" + hostile_dir() + "/" + module + ".so', use_errno=True)\n";
 }
 
 inline const char* path_name(bool cold) { return cold ? "cold" : "warm"; }
