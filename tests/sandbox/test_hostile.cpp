@@ -99,7 +99,7 @@ print("c threads", n, err.value, flush=True)
   }
 }
 
-TEST_CASE("memory bomb: one process stops at RLIMIT_AS", "[hostile]") {
+TEST_CASE("memory bomb: one process stops at RLIMIT_AS", "[.][hostile]") {
   Sandbox box([](sb::Config& c) { c.rlimit_as_mb = 512; });  // half the default: half the page faults
   for (bool cold : {true, false}) {
     INFO(path_name(cold));

@@ -268,7 +268,7 @@ TEST_CASE("cli: on a terminal the progress is a bar with counts, rate and ETA") 
 #ifdef PLOTQD_BINARY
 // --server: each file is POSTed to a running plotqd's /render; the outcomes are the catalogue's
 // documented ones, exactly as in process and bare.
-TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogue's outcomes") {
+TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogue's outcomes", "[.]") {
   TempDir t;
   test::Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", t.file("server/plotqd.db")}});
   REQUIRE(d.wait_listening());
