@@ -59,7 +59,7 @@ TEST_CASE("messages per minute: the limit's own message passes, the next is refu
   CHECK(turn_names(s, Server::as("bob"), sb, plain("hi")) == std::vector<std::string>{"ready", "message", "done"});
 }
 
-TEST_CASE("messages per day: refused with daily_limit at the edge, and the count survives a restart") {
+TEST_CASE("messages per day: refused with daily_limit at the edge, and the count survives a restart", "[.]") {
   TempDir keep;
   std::string db = keep.file("plotq.db");
   {
@@ -107,7 +107,7 @@ TEST_CASE("the limits plotqd runs with are written to quota_limits at start") {
   CHECK(s.scalar("SELECT value FROM quota_limits WHERE name = 'attack_strikes'") == 3);
 }
 
-TEST_CASE("scope verdicts: only the assistant role sets them; 3 refusals close the session, needs_data never counts") {
+TEST_CASE("scope verdicts: only the assistant role sets them - 3 refusals close the session, needs_data never counts") {
   Server s(tokens(), /*development=*/false);
   auto sid = s.session_with(bearer(kAliceToken));
   // A user's own token may not set a verdict.

@@ -22,7 +22,7 @@ json plot(const std::string& code, std::vector<std::string> themes) {
 
 #ifdef PLOTQ_HAVE_RENDERER
 
-TEST_CASE("a plot turn: ready -> status{rendering} -> plot -> message -> done; the PNGs are served") {
+TEST_CASE("a plot turn: ready -> status{rendering} -> plot -> message -> done - the PNGs are served") {
   Server s;
   auto sid = s.session("ann");
   auto st = s.turn("ann", sid, plot(kSine, {"light", "dark"}));

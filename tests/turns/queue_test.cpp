@@ -106,7 +106,7 @@ TEST_CASE("a turn that waits longer than the max wait ends with error{capacity}"
   CHECK(s.status()["in_flight"] == 1);  // ann still runs
 }
 
-TEST_CASE("cancel while queued withdraws the turn; cancel while running kills its job") {
+TEST_CASE("cancel while queued withdraws the turn - cancel while running kills its job") {
   Server s;
   auto sa = s.session("ann"), sb = s.session("bob");
   auto [a, a_turn] = hold_slot(s, "ann", sa);
@@ -140,7 +140,7 @@ TEST_CASE("cancel while queued withdraws the turn; cancel while running kills it
   CHECK(s.scalar("SELECT count(*) FROM runs WHERE turn_id = '" + a_turn + "' AND reason = 'cancelled' AND wall_s < 25") == 1);
 }
 
-TEST_CASE("the turn deadline kills a running job; time spent queued does not count against it") {
+TEST_CASE("the turn deadline kills a running job - time spent queued does not count against it") {
   Server s(Env{{"PLOTQ_TURN_DEADLINE_S", "3"}});
   auto sa = s.session("ann"), sb = s.session("bob");
   auto a = s.turn("ann", sa, data(kForever));
@@ -162,7 +162,7 @@ TEST_CASE("the turn deadline kills a running job; time spent queued does not cou
   CHECK(std::chrono::steady_clock::now() - b_started > std::chrono::seconds(3));
 }
 
-TEST_CASE("a slow reader's stream is closed at its buffer cap; the turn goes on and the resume has it all") {
+TEST_CASE("a slow reader's stream is closed at its buffer cap - the turn goes on and the resume has it all", "[.]") {
   Server s(Env{{"PLOTQ_SSE_BUFFER_BYTES", "2048"}, {"PLOTQ_HEARTBEAT_S", "0.002"}});
   auto sa = s.session("ann"), sb = s.session("bob");
   auto [a, a_turn] = hold_slot(s, "ann", sa);

@@ -12,7 +12,7 @@ HttpResponse paste(Server& s, const std::string& user, const std::string& sid, c
 
 }  // namespace
 
-TEST_CASE("sessions: 201 {id} for the caller; the caller check applies") {
+TEST_CASE("sessions: 201 {id} for the caller - the caller check applies") {
   Server s;
   auto r = s.post("/v1/sessions", "", Server::as("ann"));
   REQUIRE(r.status == 201);
@@ -27,7 +27,7 @@ TEST_CASE("sessions: 201 {id} for the caller; the caller check applies") {
   CHECK(ok.status == 201);
 }
 
-TEST_CASE("paste: a table becomes the next version (source paste); code and formulas are told apart first") {
+TEST_CASE("paste: a table becomes the next version (source paste) - code and formulas are told apart first") {
   Server s;
   auto sid = s.session("ann");
   auto r = paste(s, "ann", sid, "day;value\n01.02.2024;1,5\n02.02.2024;2,5\n");
@@ -84,7 +84,7 @@ TEST_CASE("paste: the parser's codes, with their statuses") {
   CHECK(s.scalar("SELECT count(*) FROM dataset_versions") == 0);
 }
 
-TEST_CASE("datasets: list, get one, confirm; another user's session is not found") {
+TEST_CASE("datasets: list, get one, confirm - another user's session is not found") {
   Server s;
   auto sid = s.session("ann");
   CHECK(s.get("/v1/sessions/" + sid + "/datasets", Server::as("ann")).json() == json{{"versions", json::array()}});

@@ -111,7 +111,6 @@ struct Server {
   }
   Env base_env(bool development) {
     Env e = {{"PLOTQ_DB", dir.file("plotq.db")},
-             {"PLOTQ_RUNS_DIR", dir.file("runs")},
              {"PLOTQ_RUNS_PER_MINUTE", "10000"},
              {"PLOTQ_USER_MESSAGES_PER_MINUTE", "1000"}};
     if (development) e.emplace_back("PLOTQ_ENVIRONMENT", "development");
