@@ -198,6 +198,86 @@ def _make_stub(event):
     return refused
 
 
+# Where the stub targets live, found once in a zygote before it forks (index_stub_locations):
+# scanning every loaded module's namespace in a forked child touches every object in them (their
+# reference counts), which copies most of the zygote's memory pages (~250 ms with plotly loaded).
+# (targets {id: object}, hits [(namespace, key, object)], sizes {id(namespace): (namespace, len)})
+_STUB_INDEX = [None]
+
+
+def _resolve_targets(tables):
+    targets = {}
+    for table in tables:
+        for module_name, attr, _rule in table:
+            module = sys.modules.get(module_name)
+            if module is not None and hasattr(module, attr):
+                original = getattr(module, attr)
+                targets[id(original)] = original
+    inspect = sys.modules.get("inspect")
+    if inspect is not None:
+        targets[id(inspect.currentframe)] = inspect.currentframe
+    return targets
+
+
+def index_stub_locations(tables=None):
+    """Records every place a stub target (data mode's table, which contains plot mode's, and
+    inspect.currentframe) is held. Call at the end of preload, before forking."""
+    targets = _resolve_targets(tables or (DATA_UNAUDITED,))
+    hits = []
+    sizes = {}
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict:
+            continue
+        sizes[id(namespace)] = (namespace, len(namespace))
+        for key, value in namespace.items():
+            known = targets.get(id(value))
+            if known is not None and known is value:
+                hits.append((namespace, key, value))
+    _STUB_INDEX[0] = (targets, hits, sizes)
+
+
+def _replace_everywhere(replacements):
+    """replacements {id(original): (original, replacement, tag)}: swaps every loaded module's
+    reference to an original. With an index from before the fork, only namespaces that are new
+    or changed size since are scanned; the recorded places are checked and swapped. Returns
+    [(namespace, key, original, tag)]."""
+    replaced = []
+
+    def scan(namespace):
+        for key, value in list(namespace.items()):
+            hit = replacements.get(id(value))
+            if hit is not None and hit[0] is value:
+                namespace[key] = hit[1]
+                replaced.append((namespace, key, value, hit[2]))
+
+    index = _STUB_INDEX[0]
+    if index is not None:
+        targets, hits, sizes = index
+        if any(targets.get(key) is not hit[0] for key, hit in replacements.items()):
+            index = None     # something to replace that the index does not know
+    scanned = set()
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict:
+            continue
+        if index is not None:
+            known = index[2].get(id(namespace))
+            if known is not None and known[0] is namespace and known[1] == len(namespace):
+                continue
+        scan(namespace)
+        scanned.add(id(namespace))
+    if index is not None:
+        for namespace, key, value in index[1]:
+            if id(namespace) in scanned or namespace.get(key) is not value:
+                continue
+            hit = replacements.get(id(value))
+            if hit is not None and hit[0] is value:
+                namespace[key] = hit[1]
+                replaced.append((namespace, key, value, hit[2]))
+    return replaced
+
+
 def replace_unaudited(table):
     """Swaps each (module, attribute) for a stub, in that module and in every loaded module that
     holds the same object under any name (os.write is posix.write; subprocess._fork_exec).
@@ -210,17 +290,7 @@ def replace_unaudited(table):
         original = getattr(module, attr)
         stub = _make_stub(STUB_EVENT_PREFIX + rule)
         originals[id(original)] = (original, stub, rule)
-    replaced = []
-    for module in list(sys.modules.values()):
-        namespace = getattr(module, "__dict__", None)
-        if type(namespace) is not dict:
-            continue
-        for key, value in list(namespace.items()):
-            hit = originals.get(id(value))
-            if hit is not None and hit[0] is value:
-                namespace[key] = hit[1]
-                replaced.append((namespace, key, value, hit[2]))
-    return replaced
+    return _replace_everywhere(originals)
 
 
 def arm(policy, code_filename):
@@ -405,14 +475,9 @@ def _install_quiet_patches():
     a warning reads the source line through linecache (an open): warnings are not shown, and
     logging's caller lookup reads a frame."""
     inspect = sys.modules.get("inspect")
-    if inspect is not None:
+    if inspect is not None and inspect.currentframe is not _none:
         current = inspect.currentframe
-        for module in list(sys.modules.values()):
-            namespace = getattr(module, "__dict__", None)
-            if type(namespace) is dict:
-                for key, value in list(namespace.items()):
-                    if value is current:
-                        namespace[key] = _none
+        _replace_everywhere({id(current): (current, _none, "quiet")})
     warnings = sys.modules.get("warnings")
     if warnings is not None:
         warnings.showwarning = _no_warning_display

@@ -373,6 +373,11 @@ def preload(mode):
         elif mode == "figure":
             _preload_figure()
             _done.update(("data", "plot"))
+    if mode != "raw":
+        # Where the guard's stub targets live, so that arming in a forked child need not scan
+        # (and copy) every loaded module's namespace.
+        import guard
+        guard.index_stub_locations()
     _done.add(mode)
 
 

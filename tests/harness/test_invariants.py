@@ -4,7 +4,9 @@ time, the exit-code table is disjoint and documented, the vocabularies match the
 import dis
 import os
 import re
+import subprocess
 import sys
+import textwrap
 import types
 import unittest
 
@@ -97,6 +99,34 @@ class ExitCodes(unittest.TestCase):
         self.assertEqual(len(set(reasons.values())), len(reasons))
         for code, reason in reasons.items():
             self.assertRegex(readme, r"\| %d \| `%s` \|" % (code, re.escape(reason)))
+
+
+class StubIndex(unittest.TestCase):
+    """The index built before a fork (preload) must not hide a stub target that a new module, or
+    a module whose namespace changed size since, holds afterwards."""
+
+    SCRIPT = textwrap.dedent('''
+        import os, sys, types
+        sys.path.insert(0, sys.argv[1])
+        import guard
+        import json as existing
+        real = [os.write, os.close, os._exit]   # in a list: module globals get replaced too
+        guard.index_stub_locations()
+        late = types.ModuleType("late_module")
+        late.writer = real[0]
+        sys.modules["late_module"] = late
+        existing.closer = real[1]
+        guard.replace_unaudited(guard.DATA_UNAUDITED)
+        found = [late.writer is not real[0], existing.closer is not real[1],
+                 os.write is not real[0], os.close is not real[1]]
+        real[0](1, ("REPLACED" if all(found) else "MISSED %r" % found).encode())
+        real[2](0)
+        ''')
+
+    def test_index_rescans_new_and_resized_namespaces(self):
+        proc = subprocess.run([sys.executable, "-I", "-B", "-c", self.SCRIPT, HARNESS_DIR],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.stdout, "REPLACED", proc.stderr[-1000:])
 
 
 class PlotExitCodes(unittest.TestCase):
