@@ -186,10 +186,9 @@ double bare_plot(const std::string& python, const std::string& source) {
 int main(int argc, char** argv) {
   std::size_t n = argc > 1 ? static_cast<std::size_t>(std::max(1, std::atoi(argv[1]))) : 20;
   plotq::set_log_enabled(false);
-  std::string base = "/tmp/plotq-render-bench-" + std::to_string(::getpid());
   sb::Config config = sb::config_from_env();
-  config.runs_dir = base + "-runs";
-  config.sandbox_lock_dir = base + "-locks";
+  // The default runs dir and lock dir (jobs cannot see a runs dir under /tmp; a private lock dir
+  // lets launchers in two processes pick the same uids).
   config.warm_modes = {"plot", "figure"};
   config.min_mem_available_mb = 0;
   boost::asio::io_context io;
@@ -278,7 +277,5 @@ int main(int argc, char** argv) {
   }
   std::error_code ec;
   fs::remove_all(fs::temp_directory_path() / ("plotq-render-bench-bare-" + std::to_string(::getpid())), ec);
-  fs::remove_all(base + "-runs", ec);
-  fs::remove_all(base + "-locks", ec);
   return rc;
 }

@@ -61,21 +61,22 @@ std::string catalogue(const std::string& spec, const std::string& library) {
 
 // The whole machine of a render: launcher with warm zygotes, figure renderer, Renderer.
 struct World {
-  TempDir runs_dir{"plotq-render-runs-"};
-  TempDir locks{"plotq-render-locks-"};
   TempDir tmp{"plotq-render-tmp-"};
+  sb::Config launcher_config;
   asio::io_context io;
   std::unique_ptr<sb::Launcher> launcher;
   std::unique_ptr<sb::FigureRenderer> figures;
   std::unique_ptr<runs::Renderer> renderer;
 
   World() {
+    // The default runs dir and lock dir: jobs cannot see a runs dir under /tmp, and launchers in
+    // different processes reserve their uid blocks through the one shared lock dir (a private
+    // lock dir lets two of them pick the same uids).
     sb::Config c = sb::config_from_env();
-    c.runs_dir = runs_dir.path.string();
-    c.sandbox_lock_dir = locks.path.string();
     c.warm_modes = {"plot", "figure"};
     c.sandbox_max_jobs = 2;  // two cores
     c.min_mem_available_mb = 256;
+    launcher_config = c;
     launcher = std::make_unique<sb::Launcher>(io, c);
     REQUIRE(launcher->ready());
     launcher->prewarm();
@@ -304,7 +305,7 @@ TEST_CASE("hostile and failing renders end with their own outcome", "[e2e]") {
   auto plant = [&] {
     if (planted) return;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(w.runs_dir.path, ec)) {
+    for (const auto& entry : fs::directory_iterator(w.launcher_config.runs_dir, ec)) {
       fs::path plot = entry.path() / "plot.py";
       if (read_text(plot).find("SYMLINK-PLANT-7731") == std::string::npos) continue;
       fs::create_symlink(target, entry.path() / "plot-light.json", ec);
