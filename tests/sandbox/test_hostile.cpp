@@ -45,7 +45,7 @@ std::string subst(std::string prog, const std::vector<std::pair<std::string, std
 
 }  // namespace
 
-TEST_CASE("fork bomb: the kernel refuses the 65th process; every child dies with the job", "[hostile]") {
+TEST_CASE("fork bomb: the kernel refuses the 65th process - every child dies with the job", "[hostile]") {
   Sandbox box;
   for (bool cold : {true, false}) {
     INFO(path_name(cold));
@@ -330,7 +330,7 @@ time.sleep(5)
   }
 }
 
-TEST_CASE("exec of /bin/sh is refused (EPERM); the marker it would write never appears", "[hostile]") {
+TEST_CASE("exec of /bin/sh is refused (EPERM) - the marker it would write never appears", "[hostile]") {
   Sandbox box;
   for (bool cold : {true, false}) {
     INFO(path_name(cold));
@@ -557,7 +557,7 @@ TEST_CASE("io_uring_setup answers EPERM", "[hostile]") {
   }
 }
 
-TEST_CASE("killing its own parent and the host: refused or invisible; the host is unharmed", "[hostile]") {
+TEST_CASE("killing its own parent and the host: refused or invisible - the host is unharmed", "[hostile]") {
   Sandbox box;
   std::string host_pid = std::to_string(getpid());
   for (bool cold : {true, false}) {

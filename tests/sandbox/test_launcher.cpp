@@ -59,7 +59,7 @@ open("written.txt", "w").write("mine")
   }
 }
 
-TEST_CASE("outputs are read back; a missing one is just absent", "[launcher]") {
+TEST_CASE("outputs are read back - a missing one is just absent", "[launcher]") {
   Sandbox box;
   for (bool cold : {true, false}) {
     INFO(path_name(cold));
@@ -218,7 +218,7 @@ TEST_CASE("no time left for the retry: one attempt only", "[launcher]") {
   CHECK(r.attempts == 1);
 }
 
-TEST_CASE("an exec filter that cannot be armed: refused, exit 3, exec_denied; no user code", "[launcher]") {
+TEST_CASE("an exec filter that cannot be armed: refused, exit 3, exec_denied - no user code", "[launcher]") {
   // The library that arms the filter is missing: the entry reports `refused library` and exits 3.
   // Cold only (a zygote cannot start without the library).
   Sandbox box([](sb::Config& c) {

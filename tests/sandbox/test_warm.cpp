@@ -19,7 +19,7 @@ std::string subst(std::string prog, const std::string& key, const std::string& v
 
 }  // namespace
 
-TEST_CASE("a warm job cannot signal, trace or read the zygote; the zygote serves the next job", "[warm][hostile]") {
+TEST_CASE("a warm job cannot signal, trace or read the zygote - the zygote serves the next job", "[warm][hostile]") {
   Sandbox box;
   box.wait_zygote("raw");
   pid_t zpid = *box.launcher->zygote_pid("raw");
@@ -161,7 +161,7 @@ print("procs", sorted(p for p in os.listdir("/proc") if p.isdigit()), flush=True
   }
 }
 
-TEST_CASE("a zygote that dies is restarted; the next job still runs warm", "[warm]") {
+TEST_CASE("a zygote that dies is restarted - the next job still runs warm", "[warm]") {
   Sandbox box;
   box.wait_zygote("raw");
   pid_t first = *box.launcher->zygote_pid("raw");
