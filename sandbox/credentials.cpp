@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -57,20 +58,28 @@ int drop_to(uid_t uid, gid_t gid, bool drop_groups, const char** step) {
 
 namespace {
 
-// True when some process has a real uid in [first, first+count) (scan of /proc).
+// True when some process has a real uid in [first, first+count) (scan of /proc/*/status; the
+// owner of /proc/<pid> is root for non-dumpable processes, so it cannot be used).
 bool uids_in_use(std::uint32_t first, std::uint32_t count) {
   DIR* d = ::opendir("/proc");
   if (!d) return false;
   bool used = false;
-  while (dirent* e = ::readdir(d)) {
+  char buf[2048];
+  while (!used) {
+    dirent* e = ::readdir(d);
+    if (!e) break;
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    struct stat st;
-    std::string path = std::string("/proc/") + e->d_name;
-    if (::stat(path.c_str(), &st) != 0) continue;  // the owner of /proc/<pid> is its euid
-    if (st.st_uid >= first && st.st_uid < first + count) {
-      used = true;
-      break;
-    }
+    std::string path = std::string("/proc/") + e->d_name + "/status";
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    buf[n] = 0;
+    const char* uid = std::strstr(buf, "\nUid:");
+    if (!uid) continue;
+    unsigned long real = std::strtoul(uid + 5, nullptr, 10);
+    used = real >= first && real < static_cast<unsigned long>(first) + count;
   }
   ::closedir(d);
   return used;
