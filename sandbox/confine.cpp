@@ -39,6 +39,13 @@ int confine_job(const ConfineSpec& spec, const char** stage) {
     return -errno;
   };
   if (spec.new_session && ::setsid() < 0) return fail("setsid");
+  // First victim of any OOM kill, in its cgroup (before a zygote's waiting spare) and on the
+  // machine (before plotqd). Raising it needs no privilege; the job cannot lower it again.
+  if (int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
+    bool ok = ::write(fd, "1000", 4) == 4;
+    ::close(fd);
+    if (!ok) return fail("oom_score_adj");
+  }
   if (spec.unshare_flags && ::unshare(spec.unshare_flags) != 0) return fail("unshare");
   // Before the mounts turn /sys/fs/cgroup read-only, and before the uid changes.
   for (int i = 0; i < spec.n_cgroups; ++i) {

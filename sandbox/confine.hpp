@@ -1,7 +1,7 @@
 // The confinement of a job's first process: ONE implementation, used by the cold path (a forked
 // child of the host, before it execs the interpreter) and by the warm path (a forked child of the
 // zygote, through libplotq_confine.so's C API). Order:
-//   setsid -> unshare(mount, net, ipc, uts) -> join the job cgroup -> mounts (read-only view, the
+//   setsid -> oom_score_adj 1000 -> unshare(mount, net, ipc, uts) -> join the job cgroup -> mounts (read-only view, the
 //   work dir as the only writable place, fresh /proc, empty tmpfs over hidden paths) -> chdir ->
 //   drop to the job uid/gid (no groups, no capabilities) -> rlimits -> NO_NEW_PRIVS ->
 //   DUMPABLE 0 -> base seccomp filter (TSYNC).

@@ -31,6 +31,7 @@ print("as", resource.getrlimit(resource.RLIMIT_AS))
 print("nproc", resource.getrlimit(resource.RLIMIT_NPROC))
 print("core", resource.getrlimit(resource.RLIMIT_CORE))
 print("tmp", os.listdir("/tmp"))
+print("oom_score_adj", open("/proc/self/oom_score_adj").read().strip())
 open("written.txt", "w").write("mine")
 )", 20, cold));
     REQUIRE(r.reason == sb::Reason::ok);
@@ -53,6 +54,7 @@ open("written.txt", "w").write("mine")
     CHECK_THAT(out, Catch::Contains("nproc (64, 64)"));
     CHECK_THAT(out, Catch::Contains("core (0, 0)"));
     CHECK_THAT(out, Catch::Contains("tmp ['job']"));
+    CHECK_THAT(out, Catch::Contains("oom_score_adj 1000"));
     CHECK(r.cpu_s > 0);
     CHECK(r.max_rss_mb > 1);
     CHECK(r.wall_s > 0);
