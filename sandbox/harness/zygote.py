@@ -81,6 +81,11 @@ def child_main(sock, procs_files):
     """Runs in a spare: join the slot's cgroups, wait for one job, then become it. Never returns."""
     code = 126
     try:
+        # Keep nothing of the zygote while waiting: not the control socket (a dead zygote's
+        # socket must close at once), not the status sockets and pidfds of running jobs.
+        own = sock.fileno()
+        os.closerange(3, own)
+        os.closerange(own + 1, 1 << 20)
         cgroup_error = join_cgroups(procs_files)
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not msg or len(fds) != 3:
