@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -275,15 +276,21 @@ void JobCgroup::reset_peak() const {
   if (version_ == 1 && !memory_.empty()) write_text(memory_ + "/memory.max_usage_in_bytes", "0");
 }
 
-int JobCgroup::kill_all() const {
+int JobCgroup::kill_all(uid_t uid) const {
   int n = 0;
   for (const std::string& f : procs_files_) {
     std::string text;
     if (!read_text(f, &text)) continue;
     std::istringstream is(text);
     long pid;
-    while (is >> pid)
-      if (pid > 1 && ::kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++n;
+    while (is >> pid) {
+      if (pid <= 1) continue;
+      std::string status;
+      if (!read_text("/proc/" + std::to_string(pid) + "/status", &status)) continue;
+      auto at = status.find("\nUid:");
+      if (at == std::string::npos || std::strtoul(status.c_str() + at + 5, nullptr, 10) != uid) continue;
+      if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++n;
+    }
   }
   return n;
 }

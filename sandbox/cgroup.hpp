@@ -42,7 +42,9 @@ class JobCgroup {
   std::uint64_t oom_kills() const;   // the kernel's counter (compare before/after a job)
   std::uint64_t memory_peak() const; // bytes (v1 max_usage_in_bytes, v2 memory.peak), 0 unknown
   void reset_peak() const;
-  int kill_all() const;              // SIGKILL each task listed; returns how many were signalled
+  // SIGKILL each task listed whose real uid is `uid` (the group also holds the slot's cold
+  // helper and a zygote's waiting spare, which must live); returns how many were signalled.
+  int kill_all(uid_t uid) const;
   bool empty() const;                // no task left
   bool remove() const;               // rmdir both groups
 

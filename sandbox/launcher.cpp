@@ -162,6 +162,7 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   BpfProgram base_filter;
   asio::thread_pool pool;  // the worker: walks, output reads, removals
   std::vector<Slot> slots;
+  std::vector<std::unique_ptr<ColdHelper>> helpers;  // one per slot (cold jobs)
   std::deque<std::shared_ptr<Job>> queue;
   std::map<std::uint64_t, std::shared_ptr<Job>> active;  // queued or running
   std::map<std::string, std::shared_ptr<Zygote>> zygotes;
@@ -197,6 +198,7 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   ConfineSpec confine_spec(const std::shared_ptr<Job>& job, bool warm_path, struct stat& st);
   std::vector<std::string> job_env(const std::shared_ptr<Job>& job);
   std::shared_ptr<Zygote> zygote_for(const std::string& mode);
+  void start_helper(std::size_t slot);
   void shutdown();
 };
 
@@ -250,11 +252,22 @@ Launcher::Launcher(asio::io_context& io, Config config) {
       if (!s.slots[i].cgroup.valid()) log_event("sandbox_cgroup_failed", {{"slot", i}, {"error", err}});
     }
   }
+  // One cold helper per slot, born in the slot's cgroups (a failure only means cold jobs of that
+  // slot are forked by the host itself).
+  for (size_t i = 0; i < s.slots.size(); ++i) {
+    s.helpers.push_back(std::make_unique<ColdHelper>());
+    s.start_helper(i);
+  }
   log_event("sandbox_ready", {{"ok", s.layers.ok()}, {"missing", s.layers.missing},
                               {"uid_first", s.uids.first()}, {"cgroup", s.cgroups.detail}});
 }
 
 Launcher::~Launcher() { state_->shutdown(); }
+
+std::optional<pid_t> Launcher::cold_helper_pid(std::size_t slot) const {
+  if (slot >= state_->helpers.size() || !state_->helpers[slot]->alive()) return std::nullopt;
+  return state_->helpers[slot]->pid();
+}
 
 const LayerReport& Launcher::layers() const { return state_->layers; }
 bool Launcher::ready() const { return state_->layers.ok(); }
@@ -436,6 +449,31 @@ std::shared_ptr<Zygote> LauncherState::zygote_for(const std::string& mode) {
   return z;
 }
 
+// (Re)starts a slot's cold helper and watches it: one that dies is reaped at once (no zombie)
+// and started again lazily, by the slot's next cold job (a helper that cannot start does not loop).
+void LauncherState::start_helper(std::size_t slot) {
+  ColdHelper& h = *helpers[slot];
+  const sock_filter* f = base_filter.insns.empty() ? nullptr : base_filter.insns.data();
+  int rc = h.start(slots[slot].cgroup.procs_files(), f, static_cast<unsigned short>(base_filter.insns.size()));
+  if (rc != 0) {
+    log_event("sandbox_cold_helper_failed", {{"slot", slot}, {"error", std::strerror(-rc)}});
+    return;
+  }
+  int fd = h.pidfd() >= 0 ? ::fcntl(h.pidfd(), F_DUPFD_CLOEXEC, 0) : -1;
+  if (fd < 0) return;
+  auto watch = std::make_shared<Descriptor>(io, fd);
+  std::weak_ptr<LauncherState> weak = weak_from_this();
+  pid_t pid = h.pid();
+  watch->async_wait(Descriptor::wait_read, [weak, watch, slot, pid](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (!self || ec || self->shutting_down) return;
+    ColdHelper& helper = *self->helpers[slot];
+    if (helper.pid() != pid) return;  // replaced already
+    log_event("sandbox_cold_helper_died", {{"slot", slot}, {"pid", pid}});
+    helper.stop();  // reaps it
+  });
+}
+
 std::vector<std::string> LauncherState::job_env(const std::shared_ptr<Job>& job) {
   std::map<std::string, std::string> env = {
       {"PATH", "/usr/local/bin:/usr/bin:/bin"},
@@ -564,7 +602,10 @@ void LauncherState::start_attempt(const std::shared_ptr<Job>& job) {
     complete(job);
     return;
   }
-  bool want_warm = !(job->spec.cold ? *job->spec.cold : config.sandbox_cold) && layers.active("warm");
+  // A retry after a warm launcher failure runs cold: the zygote is the likely culprit (it may be
+  // dying right now), the cold path shares nothing with it.
+  bool retry_after_warm = job->attempt > 1 && job->warm;
+  bool want_warm = !(job->spec.cold ? *job->spec.cold : config.sandbox_cold) && layers.active("warm") && !retry_after_warm;
   std::shared_ptr<Zygote> z = want_warm ? zygote_for(job->spec.mode) : nullptr;
   if (z && z->state() != Zygote::State::failed) {
     if (z->state() == Zygote::State::ready) {
@@ -632,9 +673,17 @@ void LauncherState::launch_cold(const std::shared_ptr<Job>& job) {
   for (const auto& a : job->spec.argv) img.argv.push_back(a);
   img.env = job_env(job);
   img.seal();
+  job->warm = false;
+  ColdHelper* helper = helpers[static_cast<size_t>(job->slot)].get();
+  ConfineSpec born_in_cgroup = spec;
+  born_in_cgroup.n_cgroups = 0;  // the helper is in the slot's cgroups already; so is its C, so is G
+  if (helper->alive() && helper->spawn(born_in_cgroup, img, job->ch.child) == 0) {
+    spawned(job);  // C is the helper's child: the kernel reaps it
+    return;
+  }
+  if (!helper->alive()) start_helper(static_cast<size_t>(job->slot));  // for the next job (one migration)
   Spawned c;
   int rc = spawn_cold(spec, img, job->ch.child, &c);
-  job->warm = false;
   if (rc != 0) {
     job->spawn_error = std::string("fork: ") + std::strerror(-rc);
     job->status_done = true;
@@ -846,7 +895,7 @@ void LauncherState::kill_job(const std::shared_ptr<Job>& job) {
     // nothing: C is gone already
   }
   Slot& slot = slots[static_cast<size_t>(job->slot)];
-  if (slot.cgroup.valid()) slot.cgroup.kill_all();
+  if (slot.cgroup.valid()) slot.cgroup.kill_all(uids.job_uid(static_cast<std::uint32_t>(job->slot)));
   if (!job->killed) {
     job->killed = true;
     std::weak_ptr<LauncherState> weak = weak_from_this();
@@ -1120,7 +1169,7 @@ void LauncherState::shutdown() {
   for (auto& [id, job] : active) {
     if (job->gpidfd >= 0) pidfd_kill(job->gpidfd, SIGKILL);
     if (job->slot >= 0 && slots[static_cast<size_t>(job->slot)].cgroup.valid())
-      slots[static_cast<size_t>(job->slot)].cgroup.kill_all();
+      slots[static_cast<size_t>(job->slot)].cgroup.kill_all(uids.job_uid(static_cast<std::uint32_t>(job->slot)));
     if (job->cpidfd) {
       // C exits once its G is gone; wait for it (bounded by the kill) so that no zombie stays.
       int fd = job->cpidfd->release();
@@ -1130,6 +1179,7 @@ void LauncherState::shutdown() {
     }
   }
   for (auto& [mode, z] : zygotes) z->stop();
+  for (auto& h : helpers) h->stop();
   for (auto& [id, job] : active) cleanup_attempt(job);
   active.clear();
   queue.clear();

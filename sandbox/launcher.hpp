@@ -64,6 +64,8 @@ class Launcher {
   // A zygote's host pid (empty when not running). For tests.
   std::optional<pid_t> zygote_pid(const std::string& mode) const;
   bool zygote_ready(const std::string& mode) const;
+  // The cold helper of a job slot (its host pid; empty when it is not running). For tests.
+  std::optional<pid_t> cold_helper_pid(std::size_t slot) const;
   // The uids this Launcher hands out: [uid_first, uid_first + uid_count); the first is the
   // zygotes' user-namespace root, the others one per job slot.
   std::uint32_t uid_first() const;

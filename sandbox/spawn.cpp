@@ -1,6 +1,7 @@
 #include "sandbox/spawn.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <grp.h>
 #include <linux/close_range.h>
 #include <sched.h>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <type_traits>
 
 #include "sandbox/namespaces.hpp"
 
@@ -100,57 +102,77 @@ int reap_pidfd(int pidfd, bool block, int* status) {
   return 1;
 }
 
-int send_record(int sock, const char* text, int pass_fd) {
-  struct iovec iov;
-  iov.iov_base = const_cast<char*>(text);
-  iov.iov_len = std::strlen(text);
+int send_with_fds(int sock, const void* data, std::size_t len, const int* fds, int nfds, int flags) {
+  if (nfds < 0 || nfds > kMaxPassFds) return -EINVAL;
+  struct iovec iov = {const_cast<void*>(data), len};
   struct msghdr msg;
   std::memset(&msg, 0, sizeof msg);
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-  if (pass_fd >= 0) {
+  alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kMaxPassFds)];
+  if (nfds > 0) {
     std::memset(cbuf, 0, sizeof cbuf);
     msg.msg_control = cbuf;
-    msg.msg_controllen = sizeof cbuf;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
     struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
   }
-  for (;;) {
-    if (::sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0) return 0;
-    if (errno != EINTR) return -errno;
-  }
+  ssize_t n;
+  do {
+    n = ::sendmsg(sock, &msg, flags | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return -errno;
+  return static_cast<std::size_t>(n) == len ? 0 : -EIO;
 }
 
-int recv_record(int sock, Record* out) {
-  char buf[512];
-  struct iovec iov = {buf, sizeof buf - 1};
+ssize_t recv_with_fds(int sock, void* buf, std::size_t cap, int flags, int* fds, int max_fds, int* nfds,
+                      bool* truncated) {
+  struct iovec iov = {buf, cap};
   struct msghdr msg;
   std::memset(&msg, 0, sizeof msg);
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+  alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kMaxPassFds)];
   msg.msg_control = cbuf;
   msg.msg_controllen = sizeof cbuf;
   ssize_t n;
   do {
-    n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    n = ::recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
+  *nfds = 0;
   if (n < 0) return -errno;
-  out->fd = -1;
   for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
+    std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      if (out->fd < 0) out->fd = fd;
-      else ::close(fd);  // more than we asked for: drop
+      if (*nfds < max_fds) fds[(*nfds)++] = fd;
+      else ::close(fd);  // more than asked for: dropped
     }
   }
+  if (truncated) *truncated = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
+  return n;
+}
+
+int send_job_fds(int sock, const void* data, std::size_t len, const ChildFds& fds) {
+  const int pass[4] = {fds.stdout_w, fds.stderr_w, fds.report_w, fds.status_w};
+  return send_with_fds(sock, data, len, pass, 4, MSG_DONTWAIT);
+}
+
+int send_record(int sock, const char* text, int pass_fd) {
+  return send_with_fds(sock, text, std::strlen(text), &pass_fd, pass_fd >= 0 ? 1 : 0, 0);
+}
+
+int recv_record(int sock, Record* out) {
+  char buf[512];
+  int nfds = 0;
+  ssize_t n = recv_with_fds(sock, buf, sizeof buf - 1, MSG_DONTWAIT, &out->fd, 1, &nfds, nullptr);
+  if (n < 0) return static_cast<int>(n);
+  if (nfds == 0) out->fd = -1;
   if (n == 0 && out->fd < 0) return 0;  // SEQPACKET: an empty read is EOF
   out->text.assign(buf, static_cast<size_t>(n));
   return 1;
@@ -202,11 +224,69 @@ void write_str(int fd, const char* s) {
   }
 }
 
-[[noreturn]] void fail_record(int sock, const char* stage, int err) {
+void fail_record_keep(int sock, const char* stage, int err) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "error %s %d", stage, err);
   send_record(sock, buf, -1);
+}
+
+[[noreturn]] void fail_record(int sock, const char* stage, int err) {
+  fail_record_keep(sock, stage, err);
   ::_exit(1);
+}
+
+}  // namespace
+
+namespace {
+
+// The body of C (see the header): never returns. Runs in a fresh child of the host or of a cold
+// helper; fds are the child ends of the job's channels.
+[[noreturn]] void run_c(const ConfineSpec& spec, const char* path, char* const argv[], char* const envp[],
+                        const ChildFds& fds) {
+  reset_signals();
+  // 0 stdin (/dev/null), 1 stdout, 2 stderr, 3 report, 4 status.
+  const int want[5] = {-1, fds.stdout_w, fds.stderr_w, fds.report_w, fds.status_w};
+  if (!arrange_fds(want, 5)) ::_exit(1);
+  ::setsid();
+  if (::unshare(CLONE_NEWPID) != 0) fail_record(4, "unshare-pid", errno);
+  pid_t g = ::fork();
+  if (g < 0) fail_record(4, "fork", errno);
+  if (g == 0) {
+    // --- G: pid 1 of the job's pid namespace ---
+    ::close(4);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // set again after the uid change (confine)
+    const char* stage = nullptr;
+    int rc = confine_job(spec, &stage);
+    if (rc != 0) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "error confine:%s %d\n", stage ? stage : "?", -rc);
+      write_str(3, buf);
+      ::_exit(125);
+    }
+    ::execve(path, argv, envp);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "error exec %d\n", errno);
+    write_str(3, buf);
+    ::_exit(127);
+  }
+  // C keeps only the status socket.
+  int null = ::open("/dev/null", O_RDWR);
+  for (int fd = 0; fd < 4; ++fd) ::dup2(null, fd);
+  if (null > 4) ::close(null);
+  int pfd = pidfd_open(g);
+  send_record(4, "pid", pfd);  // a failed pidfd_open sends no fd: the host then has no early kill
+  int st = 0;
+  struct rusage ru;
+  std::memset(&ru, 0, sizeof ru);
+  while (::wait4(g, &st, 0, &ru) < 0) {
+    if (errno != EINTR) fail_record(4, "wait4", errno);
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "exit %d %lld %lld %ld", st,
+                static_cast<long long>(ru.ru_utime.tv_sec) * 1000000 + ru.ru_utime.tv_usec,
+                static_cast<long long>(ru.ru_stime.tv_sec) * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss);
+  send_record(4, buf, -1);
+  ::_exit(0);
 }
 
 }  // namespace
@@ -219,55 +299,187 @@ int spawn_cold(const ConfineSpec& spec, const ExecImage& image, const ChildFds& 
     // --- C ---
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (::getppid() != host) ::_exit(1);
-    reset_signals();
-    // 0 stdin (/dev/null), 1 stdout, 2 stderr, 3 report, 4 status.
-    const int want[5] = {-1, fds.stdout_w, fds.stderr_w, fds.report_w, fds.status_w};
-    if (!arrange_fds(want, 5)) ::_exit(1);
-    ::setsid();
-    if (::unshare(CLONE_NEWPID) != 0) fail_record(4, "unshare-pid", errno);
-    pid_t g = ::fork();
-    if (g < 0) fail_record(4, "fork", errno);
-    if (g == 0) {
-      // --- G: pid 1 of the job's pid namespace ---
-      ::close(4);
-      const char* stage = nullptr;
-      int rc = confine_job(spec, &stage);
-      if (rc != 0) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "error confine:%s %d\n", stage ? stage : "?", -rc);
-        write_str(3, buf);
-        ::_exit(125);
-      }
-      ::execve(image.path.c_str(), image.argv_p.data(), image.env_p.data());
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "error exec %d\n", errno);
-      write_str(3, buf);
-      ::_exit(127);
-    }
-    // C keeps only the status socket.
-    int null = ::open("/dev/null", O_RDWR);
-    for (int fd = 0; fd < 4; ++fd) ::dup2(null, fd);
-    if (null > 4) ::close(null);
-    int pfd = pidfd_open(g);
-    send_record(4, "pid", pfd);  // a failed pidfd_open sends no fd: the host kills through C
-    int st = 0;
-    struct rusage ru;
-    std::memset(&ru, 0, sizeof ru);
-    while (::wait4(g, &st, 0, &ru) < 0) {
-      if (errno != EINTR) fail_record(4, "wait4", errno);
-    }
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "exit %d %lld %lld %ld", st,
-                  static_cast<long long>(ru.ru_utime.tv_sec) * 1000000 + ru.ru_utime.tv_usec,
-                  static_cast<long long>(ru.ru_stime.tv_sec) * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss);
-    send_record(4, buf, -1);
-    ::_exit(0);
+    run_c(spec, image.path.c_str(), image.argv_p.data(), image.env_p.data(), fds);
   }
   out->pid = c;
   out->pidfd = pidfd_open(c);
   if (out->pidfd >= 0) ::fcntl(out->pidfd, F_SETFD, FD_CLOEXEC);
   return 0;
 }
+
+// ---- cold helper ------------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::uint32_t kHelperMagic = 0x706c7131;  // "plq1"
+constexpr int kHelperMaxStrings = 512;
+// The spec travels as its bytes: it must stay plain data (fixed buffers, no owning pointers; the
+// one pointer, the filter, is replaced on arrival).
+static_assert(std::is_trivially_copyable_v<ConfineSpec>);
+
+struct HelperHeader {
+  std::uint32_t magic;
+  std::uint32_t spec_size;
+  std::uint32_t argc, envc;
+  std::uint32_t strings_len;  // path, argv..., env..., each NUL-terminated
+};
+
+// The helper's receive buffer and decoded job (static: the helper is a fork of a multi-threaded
+// host and never allocates).
+alignas(16) char g_helper_buf[1 << 18];
+ConfineSpec g_helper_spec;
+char* g_helper_argv[kHelperMaxStrings + 1];
+char* g_helper_env[kHelperMaxStrings + 1];
+
+// Decodes the message in g_helper_buf (n bytes) into g_helper_spec, argv and env; *path points
+// into the buffer. False on anything malformed (the host is trusted, but a bad message must not
+// make the helper read past what came).
+bool decode_helper_message(std::size_t n, const sock_filter* filter, unsigned short filter_len, char** path) {
+  HelperHeader h;
+  if (n < sizeof h) return false;
+  std::memcpy(&h, g_helper_buf, sizeof h);
+  if (h.magic != kHelperMagic || h.spec_size != sizeof(ConfineSpec) || h.argc < 1 || h.argc > kHelperMaxStrings ||
+      h.envc > kHelperMaxStrings || h.strings_len == 0 || sizeof h + sizeof(ConfineSpec) + h.strings_len != n)
+    return false;
+  std::memcpy(&g_helper_spec, g_helper_buf + sizeof h, sizeof(ConfineSpec));
+  g_helper_spec.filter = filter;  // our own copy of the host's program (inherited at fork)
+  g_helper_spec.filter_len = filter_len;
+  char* p = g_helper_buf + sizeof h + sizeof(ConfineSpec);
+  char* end = g_helper_buf + n;
+  if (end[-1] != 0) return false;  // the last string must end inside the message
+  auto next = [&](char** out) {
+    if (p >= end) return false;
+    *out = p;
+    p += std::strlen(p) + 1;  // stops at end[-1] at the latest
+    return true;
+  };
+  if (!next(path)) return false;
+  for (std::uint32_t i = 0; i < h.argc; ++i)
+    if (!next(&g_helper_argv[i])) return false;
+  g_helper_argv[h.argc] = nullptr;
+  for (std::uint32_t i = 0; i < h.envc; ++i)
+    if (!next(&g_helper_env[i])) return false;
+  g_helper_env[h.envc] = nullptr;
+  return p == end;  // nothing left over
+}
+
+[[noreturn]] void helper_main(const sock_filter* filter, unsigned short filter_len) {
+  // fd 3: the control socket. Children are reaped by the kernel (C resets SIGCHLD itself).
+  ::signal(SIGCHLD, SIG_IGN);
+  const pid_t self = ::getpid();
+  for (;;) {
+    int fds[4] = {-1, -1, -1, -1};
+    int nfds = 0;
+    bool truncated = false;
+    ssize_t n = recv_with_fds(3, g_helper_buf, sizeof g_helper_buf, 0, fds, 4, &nfds, &truncated);
+    if (n <= 0 && nfds == 0) ::_exit(0);  // the host closed it (or is gone)
+    char* path = nullptr;
+    bool ok = n > 0 && !truncated && nfds == 4 &&
+              decode_helper_message(static_cast<std::size_t>(n), filter, filter_len, &path);
+    if (ok) {
+      const ChildFds cf{fds[0], fds[1], fds[2], fds[3]};
+      pid_t c = ::fork();
+      if (c == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (::getppid() != self) ::_exit(1);  // the helper died before PDEATHSIG was set
+        ::close(3);
+        run_c(g_helper_spec, path, g_helper_argv, g_helper_env, cf);
+      }
+      if (c < 0) fail_record_keep(fds[3], "fork", errno);
+    } else if (nfds == 4) {
+      fail_record_keep(fds[3], "helper-message", EINVAL);
+    }
+    for (int i = 0; i < nfds; ++i) ::close(fds[i]);
+  }
+}
+
+}  // namespace
+
+int ColdHelper::start(const std::vector<std::string>& cgroup_procs, const sock_filter* filter,
+                      unsigned short filter_len) {
+  stop();
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -errno;
+  // Everything the helper needs is prepared here (it must not allocate after fork).
+  std::vector<int> procs_fds;
+  auto fail = [&](int e) {
+    for (int x : procs_fds) ::close(x);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return e;
+  };
+  for (const auto& f : cgroup_procs) {
+    int fd = ::open(f.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return fail(-errno);
+    procs_fds.push_back(fd);
+  }
+  pid_t host = ::getpid();
+  pid_t h = ::fork();
+  if (h < 0) return fail(-errno);
+  if (h == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (::getppid() != host) ::_exit(1);
+    reset_signals();
+    // Join the slot's cgroups once: every job forked from here is born in them (a v1 migration
+    // costs an RCU grace period; this way no job pays it).
+    for (int fd : procs_fds)
+      if (::write(fd, "0", 1) != 1) ::_exit(2);
+    const int want[4] = {-1, -1, 2, sv[1]};
+    if (!arrange_fds(want, 4)) ::_exit(1);
+    helper_main(filter, filter_len);
+  }
+  for (int x : procs_fds) ::close(x);
+  ::close(sv[1]);
+  ctl_ = sv[0];
+  pid_ = h;
+  pidfd_ = pidfd_open(h);
+  if (pidfd_ >= 0) ::fcntl(pidfd_, F_SETFD, FD_CLOEXEC);
+  return 0;
+}
+
+bool ColdHelper::alive() const {
+  if (pid_ <= 0 || pidfd_ < 0) return false;
+  struct pollfd p = {pidfd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;  // readable = exited
+}
+
+int ColdHelper::spawn(const ConfineSpec& spec, const ExecImage& image, const ChildFds& fds) {
+  if (!alive()) return -ESRCH;
+  HelperHeader h;
+  h.magic = kHelperMagic;
+  h.spec_size = sizeof(ConfineSpec);
+  h.argc = static_cast<std::uint32_t>(image.argv.size());
+  h.envc = static_cast<std::uint32_t>(image.env.size());
+  if (h.argc == 0 || h.argc > kHelperMaxStrings || h.envc > kHelperMaxStrings) return -E2BIG;
+  std::string strings = image.path + '\0';
+  for (const auto& a : image.argv) strings += a + '\0';
+  for (const auto& e : image.env) strings += e + '\0';
+  h.strings_len = static_cast<std::uint32_t>(strings.size());
+  std::string msgbuf(reinterpret_cast<const char*>(&h), sizeof h);
+  msgbuf.append(reinterpret_cast<const char*>(&spec), sizeof spec);
+  msgbuf += strings;
+  if (msgbuf.size() > sizeof g_helper_buf) return -E2BIG;
+  return send_job_fds(ctl_, msgbuf.data(), msgbuf.size(), fds);
+}
+
+void ColdHelper::stop() {
+  if (ctl_ >= 0) ::close(ctl_);  // EOF: it exits
+  ctl_ = -1;
+  if (pidfd_ >= 0) {
+    struct pollfd p = {pidfd_, POLLIN, 0};
+    if (::poll(&p, 1, 1000) != 1) pidfd_kill(pidfd_, SIGKILL);
+    reap_pidfd(pidfd_, true, nullptr);
+    ::close(pidfd_);
+  } else if (pid_ > 0) {  // no pidfd (pidfd_open failed): by pid, it is our child
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  pidfd_ = -1;
+  pid_ = -1;
+}
+
+ColdHelper::~ColdHelper() { stop(); }
 
 int spawn_zygote_keeper(const ExecImage& image, int ctrl, int sync_up_w, int sync_down_r, Spawned* out) {
   pid_t host = ::getpid();

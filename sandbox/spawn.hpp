@@ -2,7 +2,7 @@
 // needs is prepared before fork(); after it, children make system calls only (the host is
 // multi-threaded, so nothing that could wait on a lock another thread held is called).
 //
-// Cold path:  host --fork--> C (setsid, PDEATHSIG) --unshare(NEWPID), fork--> G (pid 1 of the
+// Cold path:  host (or its cold helper) --fork--> C (setsid, PDEATHSIG) --unshare(NEWPID), fork--> G (pid 1 of the
 //   job's pid namespace): confine_job(), then execve(python -I -B entry.py ...).
 //   C sends on the status socket: "pid <n>" with G's pidfd attached (SCM_RIGHTS), then, after
 //   wait4(G), "exit <wait status> <utime us> <stime us> <maxrss KiB>"; or "error <stage> <errno>".
@@ -13,6 +13,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,10 +53,48 @@ struct Spawned {
 // Cold job: returns 0 and C, or -errno. spec.filter must point at a program built before.
 int spawn_cold(const ConfineSpec& spec, const ExecImage& image, const ChildFds& fds, Spawned* out);
 
+// A cold helper per job slot: a small single-threaded child of the host, forked once at start,
+// already in the slot's cgroups, that forks C for each cold job of its slot. Jobs are born in the
+// cgroups (no migration, which costs an RCU grace period of 10-20 ms on v1) and the host never
+// forks its own (large, multi-threaded) image per job. Message: header + the ConfineSpec bytes +
+// path, argv, env (NUL-terminated) + SCM_RIGHTS [stdout, stderr, report, status].
+class ColdHelper {
+ public:
+  ColdHelper() = default;
+  ColdHelper(const ColdHelper&) = delete;
+  ColdHelper& operator=(const ColdHelper&) = delete;
+  ~ColdHelper();
+  // filter: the base program, built before (the helper inherits it at the same address).
+  int start(const std::vector<std::string>& cgroup_procs, const sock_filter* filter, unsigned short filter_len);
+  bool alive() const;
+  pid_t pid() const { return pid_; }
+  int pidfd() const { return pidfd_; }  // readable once it exited (owned: dup it to watch it)
+  // 0 when handed over (C's records then arrive on the status socket), else -errno.
+  int spawn(const ConfineSpec& spec, const ExecImage& image, const ChildFds& fds);
+  void stop();  // blocking (bounded): close, wait, kill, reap
+
+ private:
+  int ctl_ = -1, pidfd_ = -1;
+  pid_t pid_ = -1;
+};
+
 // Zygote keeper: ctrl is the zygote's end of the control socket (becomes its fd 3); sync_up is
 // written by K ("u" when ready for its id maps, then "z<pid>\n" with Z's host pid), sync_down
 // is read by K (the host writes "g" once the maps are in place).
 int spawn_zygote_keeper(const ExecImage& image, int ctrl, int sync_up_w, int sync_down_r, Spawned* out);
+
+// Messages with descriptors attached (SCM_RIGHTS) on a SOCK_SEQPACKET socket. Fork-safe (no
+// allocation). send_with_fds: 0 when the whole message went, else -errno (-EIO: partial).
+// recv_with_fds: bytes received (0 with no fd = EOF) or -errno; up to max_fds descriptors
+// (O_CLOEXEC) into fds, any more are closed; *truncated when the message or its descriptors did
+// not fit. Both retry on EINTR.
+constexpr int kMaxPassFds = 4;
+int send_with_fds(int sock, const void* data, std::size_t len, const int* fds, int nfds, int flags);
+ssize_t recv_with_fds(int sock, void* buf, std::size_t cap, int flags, int* fds, int max_fds, int* nfds,
+                      bool* truncated);
+// A job handed to a zygote or a cold helper: the message plus [stdout, stderr, report, status],
+// non-blocking.
+int send_job_fds(int sock, const void* data, std::size_t len, const ChildFds& fds);
 
 // Status-socket records (both paths).
 int send_record(int sock, const char* text, int pass_fd);  // fork-safe

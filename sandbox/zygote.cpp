@@ -272,26 +272,7 @@ bool Zygote::submit(const std::string& message, const ChildFds& fds) {
     struct pollfd p = {zpidfd_, POLLIN, 0};
     if (::poll(&p, 1, 0) == 1) return false;
   }
-  struct iovec iov = {const_cast<char*>(message.data()), message.size()};
-  struct msghdr msg;
-  std::memset(&msg, 0, sizeof msg);
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  int pass[4] = {fds.stdout_w, fds.stderr_w, fds.report_w, fds.status_w};
-  alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof pass)];
-  std::memset(cbuf, 0, sizeof cbuf);
-  msg.msg_control = cbuf;
-  msg.msg_controllen = sizeof cbuf;
-  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof pass);
-  std::memcpy(CMSG_DATA(c), pass, sizeof pass);
-  ssize_t n;
-  do {
-    n = ::sendmsg(ctl_->native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  return n == static_cast<ssize_t>(message.size());
+  return send_job_fds(ctl_->native_handle(), message.data(), message.size(), fds) == 0;
 }
 
 void Zygote::stop() {

@@ -295,3 +295,75 @@ TEST_CASE("paths that jobs cannot see are reported as missing layers", "[layers]
   CHECK_FALSE(l->active);
   CHECK_THAT(l->detail, Catch::Contains("hidden"));
 }
+
+// The cold helper's cgroup lines (memory, pids) as /proc/<pid>/cgroup lists them.
+static std::vector<std::string> cgroup_lines(pid_t pid) {
+  std::vector<std::string> out;
+  std::istringstream is(read_file("/proc/" + std::to_string(pid) + "/cgroup"));
+  for (std::string line; std::getline(is, line);)
+    if (line.find(":memory:") != std::string::npos || line.find(":pids:") != std::string::npos) out.push_back(line);
+  return out;
+}
+
+TEST_CASE("cold jobs are born in the slot's cgroups from its cold helper - a job's kill spares the helper",
+          "[launcher][cold]") {
+  Sandbox box([](sb::Config& c) { c.sandbox_max_jobs = 1; });
+  auto helper = box.launcher->cold_helper_pid(0);
+  REQUIRE(helper);
+  unsigned helper_uid = 1;
+  for (const auto& p : all_processes())
+    if (p.pid == *helper) helper_uid = p.uid;
+  CHECK(helper_uid == 0);  // not a job uid: the cgroup kill (by uid) passes it by
+  bool cgroups = box.launcher->layers().active("cgroup_memory") || box.launcher->layers().active("cgroup_pids");
+  // It joins them right after its fork (before it reads its first job).
+  auto in_slot = [&] {
+    auto lines = cgroup_lines(*helper);
+    for (const auto& l : lines)
+      if (l.find("/slot-0") == std::string::npos) return false;
+    return !lines.empty();
+  };
+  if (cgroups) CHECK(eventually(in_slot));
+  auto lines = cgroup_lines(*helper);
+  // Killed by its timeout with children of its own: the slot's cgroup is swept.
+  auto r = box.run(raw_job(R"(
+import os, time
+print(open("/proc/self/cgroup").read(), flush=True)
+for i in range(3):
+    if os.fork() == 0:
+        time.sleep(60)
+time.sleep(60)
+)",
+                           1.0, true));
+  INFO(r.stdout_head << r.stderr_tail << r.message);
+  CHECK(r.reason == sb::Reason::timeout);
+  CHECK_FALSE(r.warm);
+  for (const auto& l : lines) CHECK_THAT(r.stdout_head, Catch::Contains(l));  // the job sat in them
+  CHECK(box.launcher->cold_helper_pid(0) == helper);
+  CHECK(kill(*helper, 0) == 0);
+  auto next = box.run(raw_job("print('next')\n", 10, true));
+  CHECK(next.reason == sb::Reason::ok);
+  CHECK_THAT(next.stdout_head, Catch::Contains("next"));
+  CHECK(box.launcher->cold_helper_pid(0) == helper);
+}
+
+TEST_CASE("a cold helper that dies is reaped at once and replaced - cold jobs still run", "[launcher][cold]") {
+  Sandbox box([](sb::Config& c) { c.sandbox_max_jobs = 1; });
+  auto helper = box.launcher->cold_helper_pid(0);
+  REQUIRE(helper);
+  REQUIRE(kill(*helper, SIGKILL) == 0);
+  box.drive([&] { return !box.launcher->cold_helper_pid(0) && zombie_children().empty(); }, 5000);
+  CHECK_FALSE(box.launcher->cold_helper_pid(0));
+  CHECK(zombie_children().empty());  // reaped without waiting for a job
+  auto r = box.run(raw_job("print('still cold')\n", 10, true));
+  INFO(r.stderr_tail << r.message);
+  CHECK(r.reason == sb::Reason::ok);
+  CHECK_FALSE(r.warm);
+  CHECK(r.attempts == 1);
+  CHECK_THAT(r.stdout_head, Catch::Contains("still cold"));
+  auto again = box.launcher->cold_helper_pid(0);
+  REQUIRE(again);
+  CHECK(*again != *helper);
+  auto r2 = box.run(raw_job("print('from the new helper')\n", 10, true));
+  CHECK(r2.reason == sb::Reason::ok);
+  CHECK_THAT(r2.stdout_head, Catch::Contains("from the new helper"));
+}

@@ -187,7 +187,7 @@ TEST_CASE("a job whose zygote dies under it is retried and completes", "[warm]")
   kill(z, SIGKILL);  // the job dies with it (pid namespace), before its entry or during its run
   box.drive([&] { return res.has_value(); }, 30000);
   REQUIRE(res);
-  // Killed before its entry reported: retried (on the restarted zygote) and ok. Killed after: the
+  // Killed before its entry reported: retried (cold) and ok. Killed after: the
   // sandbox lost it (reason launcher), not retried: the job itself may have had side effects.
   INFO(sb::to_string(res->reason) << " " << res->message);
   if (res->filter.empty() || res->attempts == 2) {
