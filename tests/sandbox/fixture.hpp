@@ -202,11 +202,16 @@ inline std::string hostile_dir() {
     std::filesystem::permissions("/var/lib/plotq", std::filesystem::perms(0755));
     std::filesystem::permissions("/var/lib/plotq/stage", std::filesystem::perms(0755));
     std::filesystem::permissions(staged, std::filesystem::perms(0755));
+    // Copy, then rename over: test processes run in parallel and their jobs may have a module
+    // mapped right now (an in-place overwrite truncates it under them: "file too short", SIGBUS).
     for (const auto& e : std::filesystem::directory_iterator(built)) {
       if (e.path().extension() != ".so") continue;
       auto dst = std::filesystem::path(staged) / e.path().filename();
-      std::filesystem::copy_file(e.path(), dst, std::filesystem::copy_options::overwrite_existing);
-      std::filesystem::permissions(dst, std::filesystem::perms(0755));
+      auto tmp = dst;
+      tmp += ".tmp-" + std::to_string(getpid());
+      std::filesystem::copy_file(e.path(), tmp, std::filesystem::copy_options::overwrite_existing);
+      std::filesystem::permissions(tmp, std::filesystem::perms(0755));
+      std::filesystem::rename(tmp, dst);
     }
     return staged;
   }();

@@ -99,11 +99,17 @@ print("c threads", n, err.value, flush=True)
   }
 }
 
-TEST_CASE("memory bomb: one process stops at RLIMIT_AS", "[.][hostile]") {
+// RLIMIT_AS (512 MiB here) is what stops one process: the cgroup's limit (1,024 MiB by default)
+// is never reached, so the job ends normally (reason ok) with both bombs' MemoryError/NULL seen
+// from inside. The C bomb touches every page it gets: the peak RSS proves the memory was real.
+TEST_CASE("memory bomb: one process stops at RLIMIT_AS", "[hostile]") {
   Sandbox box([](sb::Config& c) { c.rlimit_as_mb = 512; });  // half the default: half the page faults
+  REQUIRE(box.config.cgroup_memory_mb > 512);
   for (bool cold : {true, false}) {
     INFO(path_name(cold));
     auto r = box.run(raw_job(R"(
+import resource
+print("as", resource.getrlimit(resource.RLIMIT_AS), flush=True)
 chunks = []
 try:
     while True:
@@ -115,15 +121,19 @@ del chunks
 print("c got", membomb.mem_bomb(64, 100000), "MiB", flush=True)
 )",
                              30, cold));
+    INFO(r.stdout_head << r.stderr_tail << r.message);
     CHECK(r.reason == sb::Reason::ok);
-    INFO(r.stdout_head << r.stderr_tail);
-    CHECK_THAT(r.stdout_head, Catch::Contains("python MemoryError after"));
+    CHECK(r.warm == !cold);
+    CHECK_THAT(r.stdout_head, Catch::Contains("as (536870912, 536870912)"));
+    REQUIRE_THAT(r.stdout_head, Catch::Contains("python MemoryError after") && Catch::Contains("c got "));
     int py = std::atoi(r.stdout_head.substr(r.stdout_head.find("after ") + 6).c_str());
     int c = std::atoi(r.stdout_head.substr(r.stdout_head.find("c got ") + 6).c_str());
     CHECK(py >= 192);  // it really allocated
     CHECK(py < 512);   // and the address-space limit stopped it
     CHECK(c >= 192);
     CHECK(c < 512);
+    CHECK(r.max_rss_mb >= c);  // every page the C bomb got was touched
+    CHECK(r.max_rss_mb < 512);
   }
 }
 
