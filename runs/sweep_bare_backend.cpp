@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
 #include "runs/render_job.hpp"
@@ -37,15 +38,19 @@ class BareBackend : public SweepBackend {
              std::function<void(FileOutcome)> done) override {
     std::uint64_t id = next_id_++;
     bool plotly = task.file.library == "plotly";
+    // The loop must not run out of work while the thread runs: the guard goes with the result.
+    auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+        io_.get_executor());
     threads_[id] = std::thread([this, id, source = task.source, csv = task.data_csv, themes, timeout_s, plotly,
-                                done = std::move(done)]() mutable {
+                                work, done = std::move(done)]() mutable {
       std::vector<BareRun> runs;
       for (const auto& theme : themes) {
         if (stop_) break;
         runs.push_back(run_bare_python(config_, source, csv, theme, plotly, timeout_s, stop_));
       }
-      boost::asio::post(io_, [this, id, runs = std::move(runs), themes, timeout_s, plotly,
+      boost::asio::post(io_, [this, id, runs = std::move(runs), themes, timeout_s, plotly, work,
                               done = std::move(done)]() mutable {
+        work->reset();
         auto it = threads_.find(id);
         if (it != threads_.end()) {
           it->second.join();
@@ -80,6 +85,14 @@ class BareBackend : public SweepBackend {
       FileOutcome out;
       out.cancelled = true;
       return done(std::move(out));
+    }
+    for (const auto& r : runs) {
+      if (!r.host_error.empty()) {  // the host could not run it (temp dir, spawn): not the file's outcome
+        cleanup(runs);
+        FileOutcome out;
+        out.error = "bare run failed on this host: " + r.host_error;
+        return done(std::move(out));
+      }
     }
     auto p = std::make_shared<Pending>();
     p->runs = std::move(runs);
@@ -126,6 +139,12 @@ class BareBackend : public SweepBackend {
                          cleanup(p->runs);
                          FileOutcome out;
                          out.cancelled = true;
+                         return p->done(std::move(out));
+                       }
+                       if (!fr.ok && host_failure(figure_outcome(fr.code))) {
+                         cleanup(p->runs);
+                         FileOutcome out;
+                         out.error = "the figure renderer failed on this host: " + fr.code;
                          return p->done(std::move(out));
                        }
                        if (!fr.ok) {

@@ -43,13 +43,18 @@ class SandboxBackend : public SweepBackend {
           continue;
         }
         const ThemeRun& run = it->second;
-        if (run.outcome == "cancelled") out.cancelled = true;
+        if (ledger_) book(job_id, run);
+        if (host_failure(run.outcome) && out.error.empty())
+          out.error = "the render path failed on this host in theme " + theme + ": " + run.outcome +
+                      (run.message.empty() ? "" : " (" + run.message + ")");
         apply_theme_run(run, row);
         row.theme = theme;
         out.themes.push_back(std::move(row));
-        if (ledger_) book(job_id, run);
       }
-      if (cancelling_) out.cancelled = true;
+      if (cancelling_) {
+        out.cancelled = true;  // our own Ctrl-C: not an error, not recorded
+        out.error.clear();
+      }
       done(std::move(out));
     });
   }

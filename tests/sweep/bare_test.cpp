@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runs/sweep_backends.hpp"
 #include "runs/sweep_bare.hpp"
 #include "sandbox/config.hpp"
 #include "tests/sweep/helpers.hpp"
@@ -226,4 +227,25 @@ TEST_CASE("bare: the plotly shim writes the figure JSON, with write_image's size
   DirGuard g3{e.run.dir};
   CHECK(e.row.reason == "plot_error");
   CHECK(e.row.error_class == "ValueError");
+}
+
+TEST_CASE("bare: a host that cannot run the file stops the sweep instead of recording an outcome") {
+  sweep_test::TempDir t;
+  auto db = sweep_test::migrated(t.file("p.db"));
+  std::int64_t id = store::sweeps::create(*db, sweep_test::make_sweep("s"), sweep_test::kNow);
+  std::string rel = "plots/a/implementations/python/matplotlib.py";
+  std::string abs = t.write("cat/" + rel, "print('never runs')\n");
+  boost::asio::io_context io;
+  BareConfig c;
+  c.sweep_tmp_root = t.file("no-such-dir");  // mkdtemp fails: a host problem, not the file's
+  auto backend = make_bare_backend(io, c, vocabulary(), nullptr);
+  RunnerOptions o;
+  o.themes = {"light"};
+  SweepRunner runner(io, *db, id, *backend, o);
+  bool finished = false;
+  runner.start({{rel, abs, "matplotlib"}}, 1, 0, [&] { finished = true; });
+  io.run();
+  CHECK(finished);
+  CHECK(runner.error().find("bare run failed on this host") != std::string::npos);
+  CHECK(store::sweeps::results(*db, id).empty());
 }

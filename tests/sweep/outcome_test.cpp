@@ -129,6 +129,18 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   CHECK(row.reason == "unknown");
 }
 
+TEST_CASE("outcome: host failures are not outcomes of a file") {
+  for (const char* r : {"launcher", "sandbox_unavailable", "low_memory", "io", "renderer_error", "cancelled"}) {
+    INFO(r);
+    CHECK(host_failure(r));
+  }
+  for (const char* r : {"ok", "plot_error", "plot_exit", "guard_refused", "timeout", "memory", "cpu", "crashed",
+                        "no_output", "canvas_size", "harness_error", "runtime_unavailable", "draw_failed"}) {
+    INFO(r);
+    CHECK_FALSE(host_failure(r));
+  }
+}
+
 TEST_CASE("files: the glob matches paths relative to the root, one level per '*', in path order") {
   TempDir t;
   t.write("plots/b/implementations/python/seaborn.py", "b");
