@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -23,6 +24,7 @@
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <nlohmann/json.hpp>
@@ -231,9 +233,12 @@ class ServerBackend : public runs::SweepBackend {
                            {"themes", themes},    {"timeout_s", timeout_s}};
     if (!task.data_csv.empty()) body["data_csv"] = task.data_csv;
     running_[id] = job_id;
-    threads_[id] = std::thread([this, id, body = body.dump(), themes, timeout_s, done = std::move(done)]() mutable {
+    auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+        io_.get_executor());
+    threads_[id] = std::thread([this, id, body = body.dump(), themes, timeout_s, work, done = std::move(done)]() mutable {
       runs::FileOutcome out = call(body, themes, timeout_s);
-      boost::asio::post(io_, [this, id, out = std::move(out), done = std::move(done)]() mutable {
+      boost::asio::post(io_, [this, id, work, out = std::move(out), done = std::move(done)]() mutable {
+        work->reset();
         auto it = threads_.find(id);
         if (it != threads_.end()) {
           it->second.join();
@@ -272,27 +277,22 @@ class ServerBackend : public runs::SweepBackend {
             out.themes.push_back(row);
           } else {
             out.themes.push_back(row_from_answer(theme, j["outputs"][theme]));
+            if (runs::host_failure(out.themes.back().reason) && out.error.empty())
+              out.error = "the server's render path failed on its host: " + out.themes.back().reason;
           }
         }
         return out;
       }
-      bool busy = r.status == 429 || (r.status == 503 && detail != "runtime_unavailable");
+      // Waiting helps: the queue or slot was full, memory was short, a store write was busy.
+      bool busy = r.status == 429 || (r.status == 503 && (detail == "busy" || detail == "capacity" ||
+                                                          detail == "low_memory" || detail == "store_unavailable" ||
+                                                          detail == "stuck"));
       if (busy) {
         for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
-      if (r.status >= 400 && r.status < 500 && r.status != 401 && r.status != 403 && !detail.empty()) {
-        // The request itself was refused (runtime_unavailable, an unknown library, ...): same for
-        // every theme, recorded like the in-process refusals.
-        for (const auto& theme : themes) {
-          store::SweepResult row;
-          row.theme = theme;
-          runs::set_failure(row, detail);
-          out.themes.push_back(row);
-        }
-        return out;
-      }
       if (r.status == 503 && detail == "runtime_unavailable") {
+        // Not a host failure: this server cannot draw this library (the same as in process).
         for (const auto& theme : themes) {
           store::SweepResult row;
           row.theme = theme;
@@ -301,6 +301,7 @@ class ServerBackend : public runs::SweepBackend {
         }
         return out;
       }
+      // Anything else (401/403, 409, 422, 499, 5xx) is not the file's outcome: stop, resume later.
       out.error = "POST /render answered " + std::to_string(r.status) + (detail.empty() ? "" : " " + detail);
       return out;
     }
@@ -470,6 +471,25 @@ int sweep_run(const std::string& db_path, Args args) {
     store::sweeps::end_session(*db, sweep.id, "interrupted", 0, store::now_unix());
     return 1;
   };
+  // Caught from here on (queued until the loop runs): a Ctrl-C during setup still ends cleanly.
+  Progress progress(::isatty(2) == 1);
+  int signal_seen = 0;
+  runs::SweepRunner* running = nullptr;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (!signal_seen) {
+          signal_seen = sig;
+          progress.end();
+          std::fprintf(stderr, "plotq sweep: stopping (signal %d); finished files stay recorded\n", sig);
+          if (running) running->stop();
+        } else {
+          std::fprintf(stderr, "plotq sweep: still stopping (a figure being drawn ends by its deadline)\n");
+        }
+        signals.async_wait(on_signal);
+      };
+  signals.async_wait(on_signal);
   try {
     if (sweep.mode == "bare") {
       runs::BareConfig bare = runs::bare_config_from_env();
@@ -483,6 +503,10 @@ int sweep_run(const std::string& db_path, Args args) {
       sandbox::Config sc = sandbox::resolved(sandbox::config_from_env());
       // The database stays out of every job's view.
       sc.hidden_paths.push_back(std::filesystem::absolute(db_path).parent_path().string());
+      // plotly's plot step runs in figure mode: warm it too, unless the operator chose the modes.
+      if (any_plotly && !std::getenv("PLOTQ_WARM_MODES") &&
+          std::find(sc.warm_modes.begin(), sc.warm_modes.end(), "figure") == sc.warm_modes.end())
+        sc.warm_modes.push_back("figure");
       launcher = std::make_unique<sandbox::Launcher>(io, sc);
       if (!launcher->ready())
         return fail_setup("the sandbox is not ready (plotq sandbox check shows the missing layer)");
@@ -495,7 +519,6 @@ int sweep_run(const std::string& db_path, Args args) {
     return fail_setup(e.what());
   }
 
-  Progress progress(::isatty(2) == 1);
   runs::RunnerOptions ro;
   ro.themes = themes;
   ro.timeout_s = sweep.timeout_s;
@@ -504,15 +527,7 @@ int sweep_run(const std::string& db_path, Args args) {
                            [&](const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows) {
                              progress.file(c, rows);
                            });
-  int signal_seen = 0;
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    signal_seen = sig;
-    progress.end();
-    std::fprintf(stderr, "plotq sweep: stopping (signal %d); finished files stay recorded\n", sig);
-    runner.stop();
-  });
+  running = &runner;
   auto t0 = std::chrono::steady_clock::now();
   if (skipped > 0)
     std::fprintf(stderr, "plotq sweep: resuming %s: %zu of %zu files already recorded\n", sweep.label.c_str(), skipped,
