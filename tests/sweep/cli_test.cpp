@@ -40,9 +40,9 @@ std::string slurp(const std::string& path) {
 }
 
 // args are plain words chosen by the tests. PLOTQ_DB is unset so --db rules.
-Run plotq_cli(const TempDir& t, const std::string& args) {
+Run plotq_cli(const TempDir& t, const std::string& args, const std::string& env = "") {
   std::string out = t.file("stdout"), err = t.file("stderr");
-  std::string cmd = "env -u PLOTQ_DB " + std::string(PLOTQ_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  std::string cmd = "env -u PLOTQ_DB " + env + " " + std::string(PLOTQ_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
   int status = std::system(cmd.c_str());
   Run r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -268,14 +268,27 @@ TEST_CASE("cli: on a terminal the progress is a bar with counts, rate and ETA") 
 #ifdef PLOTQD_BINARY
 // --server: each file is POSTed to a running plotqd's /render; the outcomes are the catalogue's
 // documented ones, exactly as in process and bare.
-TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogue's outcomes", "[.]") {
+TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogue's outcomes") {
   TempDir t;
-  test::Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", t.file("server/plotqd.db")}});
+  // The sweep calls the assistant's route with a bearer token (PLOTQ_TOKEN), as in production.
+  const std::string token = "sweep-test-token-0123456789";
+  // The default rate window (1 slot start per 60 s) would hold 15 files for a quarter of an hour.
+  test::Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", t.file("server/plotqd.db")},
+                                 {"PLOTQ_TOKENS", token + "=sweeper:assistant"},
+                                 {"PLOTQ_RUNS_PER_MINUTE", "100000"}});
   REQUIRE(d.wait_listening());
   std::string url = "http://127.0.0.1:" + std::to_string(d.port());
   std::string db = t.file("sweep.db");
+  // Without the token the server refuses: the sweep stops (exit 1), records nothing, and says why.
+  Run refused = plotq_cli(t, "--db " + db + " sweep run " + std::string(PLOTQ_SOURCE_DIR) +
+                                 "/tests/catalogue --server " + url + " --themes light --label anonymous",
+                          "-u PLOTQ_TOKEN");
+  CHECK(refused.rc == 1);
+  CHECK(contains(refused.err, "401 unauthenticated"));
+  CHECK(contains(refused.out, "interrupted, 0 of 15 files recorded"));
   Run r = plotq_cli(t, "--db " + db + " sweep run " + std::string(PLOTQ_SOURCE_DIR) +
-                           "/tests/catalogue --server " + url + " --themes light --label server");
+                           "/tests/catalogue --server " + url + " --themes light --label server",
+                    "PLOTQ_TOKEN=" + token);
   INFO(r.err);
   REQUIRE(r.rc == 0);
   CHECK(contains(r.out, "via " + url));
