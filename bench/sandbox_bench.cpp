@@ -2,7 +2,7 @@
 // the launcher's overhead over a bare fork+exec of `python3 -c pass`. All in one run, same machine
 // state; medians and p90 over N jobs (default 100). See bench/README.md for the recorded figures.
 //
-//   sandbox_bench [N] [--only pass|data|png]
+//   sandbox_bench [N] [--only pass|data|png] [--verbose]   (--verbose: the last job's CPU, RSS, output tails)
 //
 // Latency = from Launcher::run() to the on_done callback (host-measured, everything included:
 // work dir, spawn, run, output read, result). The data job builds a 1,000-row pandas frame and
@@ -100,15 +100,15 @@ const char* kPngProgram =
 int main(int argc, char** argv) {
   int n = 100;
   std::string only;
+  bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--verbose") verbose = true;
     else n = std::max(1, std::atoi(argv[i]));
   }
   plotq::set_log_enabled(false);
-  std::string runs = "/tmp/plotq-bench-" + std::to_string(getpid());
-  sb::Config config;
-  config.runs_dir = runs;
+  sb::Config config;  // the default runs dir (/var/lib/plotq/runs): jobs see an empty tmpfs over /tmp
   config.raw_preload = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
   config.min_mem_available_mb = 0;
   bool harness = std::filesystem::exists(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/harness/harness.py");
@@ -135,50 +135,81 @@ int main(int argc, char** argv) {
     }
     std::printf("sandbox_bench: %d jobs per row; data job in %s mode\n", n, harness ? "data" : "raw");
 
-    auto series = [&](const char* name, sb::JobSpec spec, bool cold, const std::string& expect_output) {
-      spec.cold = cold;
-      std::vector<double> v, spawn, run, collect;
+    // Rows compared with each other run interleaved (one job of each in turn), so that every row
+    // sees the same machine load; each row's first job is untimed (caches, the first spare).
+    struct Row {
+      std::string name;
+      sb::JobSpec spec;  // unused for the bare row
+      bool cold = false, bare = false;
+      std::string expect_output;
+      std::vector<double> ms, spawn, run, collect;
       int failures = 0;
-      sb::JobResult r;
-      run_one(io, l, spec, &r);  // one untimed job: caches, the zygote's first spare
+      sb::JobResult last;
+    };
+    auto once = [&](Row& row) {
+      if (row.bare) return bare_pass(config.python);
+      return run_one(io, l, row.spec, &row.last);
+    };
+    auto compare = [&](std::vector<Row>& rows) {
+      for (auto& row : rows) {
+        row.spec.cold = row.cold;
+        once(row);
+      }
       for (int i = 0; i < n; ++i) {
-        double ms = run_one(io, l, spec, &r);
-        bool ok = sb::succeeded(r) && r.warm == !cold && (expect_output.empty() || r.outputs.count(expect_output));
-        if (!ok) {
-          ++failures;
-          if (failures == 1)
-            std::fprintf(stderr, "%s: %s %s %s\n", name, sb::to_string(r.reason), r.message.c_str(), r.stderr_tail.c_str());
-        } else {
-          v.push_back(ms);
-          spawn.push_back(r.timings.spawn_s * 1000);
-          run.push_back(r.timings.run_s * 1000);
-          collect.push_back(r.timings.collect_s * 1000);
+        for (auto& row : rows) {
+          double ms = once(row);
+          if (row.bare) {
+            if (ms < 0) ++row.failures;
+            else row.ms.push_back(ms);
+            continue;
+          }
+          const sb::JobResult& r = row.last;
+          bool ok = sb::succeeded(r) && r.warm == !row.cold &&
+                    (row.expect_output.empty() || r.outputs.count(row.expect_output));
+          if (!ok) {
+            if (++row.failures == 1)
+              std::fprintf(stderr, "%s: %s %s %s\n", row.name.c_str(), sb::to_string(r.reason), r.message.c_str(),
+                           r.stderr_tail.c_str());
+            continue;
+          }
+          row.ms.push_back(ms);
+          row.spawn.push_back(r.timings.spawn_s * 1000);
+          row.run.push_back(r.timings.run_s * 1000);
+          row.collect.push_back(r.timings.collect_s * 1000);
         }
       }
-      Stats s = stats(v, failures);
-      print_row(name, s, n);
-      std::printf("    phases p50: spawn %.2f ms, run %.2f ms, collect %.2f ms\n", stats(spawn, 0).p50,
-                  stats(run, 0).p50, stats(collect, 0).p50);
-      if (failures) rc = 1;
-      return s;
+      std::vector<Stats> out;
+      for (auto& row : rows) {
+        Stats s = stats(row.ms, row.failures);
+        print_row(row.name.c_str(), s, n);
+        if (!row.bare)
+          std::printf("    phases p50: spawn %.2f ms, run %.2f ms, collect %.2f ms\n", stats(row.spawn, 0).p50,
+                      stats(row.run, 0).p50, stats(row.collect, 0).p50);
+        if (verbose && !row.bare)
+          std::printf("    last job: cpu %.3f s, max rss %.1f MiB, stderr tail: %s\n", row.last.cpu_s,
+                      row.last.max_rss_mb, row.last.stderr_tail.c_str());
+        if (row.failures) rc = 1;
+        out.push_back(s);
+      }
+      return out;
     };
 
     if (only.empty() || only == "pass") {
-      std::vector<double> bare;
-      for (int i = 0; i < n + 1; ++i) {
-        double ms = bare_pass(config.python);
-        if (i > 0) bare.push_back(ms);
-      }
-      Stats b = stats(bare, 0);
-      print_row("python3 -c pass, bare fork+exec", b, n);
       sb::JobSpec pass;
       pass.files["pass.py"] = "pass\n";
       pass.argv = {"pass.py"};
       pass.timeout_s = 10;
-      Stats cold = series("python3 pass, launcher cold", pass, true, "");
-      Stats warm = series("python3 pass, launcher warm", pass, false, "");
-      std::printf("  launcher overhead (cold p50 - bare p50): %.2f ms; warm p50 / bare p50: %.2f\n",
-                  cold.p50 - b.p50, warm.p50 / b.p50);
+      std::vector<Row> rows(3);
+      rows[0].name = "python3 -c pass, bare fork+exec";
+      rows[0].bare = true;
+      rows[1].name = "python3 pass, launcher cold";
+      rows[1].spec = pass;
+      rows[1].cold = true;
+      rows[2].name = "python3 pass, launcher warm";
+      rows[2].spec = pass;
+      auto s = compare(rows);
+      std::printf("  launcher overhead: cold p50 - bare p50 = %.2f ms (cold / bare %.2f); warm p50 / bare p50 = %.2f\n",
+                  s[1].p50 - s[0].p50, s[1].p50 / s[0].p50, s[2].p50 / s[0].p50);
     }
     if (only.empty() || only == "data") {
       sb::JobSpec data;
@@ -192,9 +223,16 @@ int main(int argc, char** argv) {
         data.files["job.py"] = std::string(kDataProgram) + "df.to_csv('out.csv', index=False)\n";
         data.argv = {"job.py"};
       }
-      Stats cold = series("1,000-row CSV data job, cold", data, true, "out.csv");
-      Stats warm = series("1,000-row CSV data job, warm", data, false, "out.csv");
-      std::printf("  data job: cold p50 / warm p50 = %.1fx\n", cold.p50 / warm.p50);
+      std::vector<Row> rows(2);
+      rows[0].name = "1,000-row CSV data job, cold";
+      rows[0].spec = data;
+      rows[0].cold = true;
+      rows[0].expect_output = "out.csv";
+      rows[1].name = "1,000-row CSV data job, warm";
+      rows[1].spec = data;
+      rows[1].expect_output = "out.csv";
+      auto s = compare(rows);
+      std::printf("  data job: cold p50 / warm p50 = %.1fx\n", s[0].p50 / s[1].p50);
     }
     if (only.empty() || only == "png") {
       sb::JobSpec png;
@@ -202,11 +240,17 @@ int main(int argc, char** argv) {
       png.files["job.py"] = kPngProgram;
       png.argv = {"job.py"};
       png.outputs["plot.png"] = 10u << 20;
-      Stats cold = series("small matplotlib PNG job, cold", png, true, "plot.png");
-      Stats warm = series("small matplotlib PNG job, warm", png, false, "plot.png");
-      std::printf("  PNG job: cold p50 / warm p50 = %.1fx\n", cold.p50 / warm.p50);
+      std::vector<Row> rows(2);
+      rows[0].name = "small matplotlib PNG job, cold";
+      rows[0].spec = png;
+      rows[0].cold = true;
+      rows[0].expect_output = "plot.png";
+      rows[1].name = "small matplotlib PNG job, warm";
+      rows[1].spec = png;
+      rows[1].expect_output = "plot.png";
+      auto s = compare(rows);
+      std::printf("  PNG job: cold p50 / warm p50 = %.1fx\n", s[0].p50 / s[1].p50);
     }
   }
-  std::filesystem::remove_all(runs);
   return rc;
 }
