@@ -22,6 +22,16 @@ const PROBLEM_TEXT = {
   locked_out: "Your account is locked for a while.",
   run_active: "Another turn of yours is still running.",
   too_long: "That message is too long (at most 2,000 characters).",
+  unavailable: "The sandbox cannot run code right now. Please try again later.",
+  out_of_scope: "That is outside what this assistant does.",
+  needs_data: "There is no data yet: paste a table or run a data snippet first.",
+  data_runs_exhausted: "You used today's data runs.",
+  pipeline_runs_exhausted: "You used today's plot runs.",
+  turn_run_limit: "This message started as many runs as one message may.",
+  no_number_column: "The data has no number column to plot.",
+  invalid_code: "The snippet was not run.",
+  invalid_job: "The request was not understood.",
+  session_not_found: "This session is gone. Start a new one.",
 };
 
 function el(tag, cls, text) {
@@ -84,13 +94,20 @@ function showEvent(view, name, data) {
   switch (name) {
     case "ready": markStep(view, "ready"); break;
     case "status":
+      pollStatus();  // the slot line follows the turn's own steps, not only the 2 s poll
       if (data.step === "queued") markStep(view, "queued", `queued: ${data.position} of ${data.waiting}`);
       else markStep(view, data.step, (STEP_LABELS[data.step] || data.step) + (data.attempt > 1 ? ` (try ${data.attempt})` : ""));
       break;
     case "dataset": view.body.append(datasetCard(data, true)); loadVersions(); break;
     case "plot": view.body.append(plotView(data)); break;
     case "message": view.body.append(el("div", "reply", data.text)); break;
-    case "refusal": view.body.append(el("div", "problem", problemText(data.code))); break;
+    case "refusal": {
+      // The server's own words (e.g. why a snippet was not run) follow the fixed sentence.
+      const p = el("div", "problem", problemText(data.code));
+      if (typeof data.text === "string" && data.text) p.append(el("div", "why", data.text));
+      view.body.append(p);
+      break;
+    }
     case "error": {
       const p = el("div", "problem", problemText(data.code));
       if (data.ref) p.append(el("span", "muted", ` (ref ${data.ref})`));
@@ -297,8 +314,9 @@ async function pollStatus() {
     const r = await api("GET", "/v1/status");
     if (r.ok) {
       const s = r.data;
-      $("slot-text").textContent = s.in_flight > 0
-        ? `busy (${s.in_flight} running, ${s.waiting} waiting)` : "free";
+      // Free but with turns waiting happens under the rate window: say so.
+      $("slot-text").textContent = (s.in_flight > 0 ? `busy (${s.in_flight} running)` : "free") +
+        (s.waiting > 0 ? `, ${s.waiting} waiting` : "");
     }
   } catch (_) { $("slot-text").textContent = "unreachable"; }
 }
