@@ -29,9 +29,10 @@ if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
-  # Browser-test driver (playwright-core drives Debian's /usr/bin/chromium; it downloads no browser).
-  if [ -f "$root/tests/browser/package.json" ] && [ ! -d "$root/tests/browser/node_modules/playwright-core" ]; then
-    (cd "$root/tests/browser" && npm install --no-audit --no-fund --loglevel=error)
+  # Browser-test driver (tests/browser, ctest browser.page): playwright-core from its lock file; it
+  # drives Debian's /usr/bin/chromium and downloads no browser.
+  if [ -f "$root/tests/browser/package-lock.json" ] && [ ! -d "$root/tests/browser/node_modules/playwright-core" ]; then
+    (cd "$root/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   fi
   # Figure renderer (sandbox/figure): playwright-core from its lock file, no browser download.
   if [ -f "$root/sandbox/figure/package-lock.json" ] && [ ! -d "$root/sandbox/figure/node_modules/playwright-core" ]; then
