@@ -395,6 +395,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   bool in_job = false;
   bool drawing = false;
   std::uint64_t draw_token = 0;
+  std::optional<std::uint64_t> figure_job;  // the FigureRenderer's id of the draw in progress
   Clock::time_point theme_start;
   ThemeRun current;  // the theme being drawn
 
@@ -500,7 +501,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     std::weak_ptr<RenderRun> weak = shared_from_this();
     std::weak_ptr<RendererShared> weak_shared = shared;
     auto draw_start = Clock::now();
-    figures->render(shared->dir_path + "/" + pending_json, shared->dir_path + "/" + pending_png, left,
+    figure_job = figures->render(shared->dir_path + "/" + pending_json, shared->dir_path + "/" + pending_png, left,
                     [weak, weak_shared, token, draw_start, a = pending_json, b = pending_png](sandbox::FigureResult fr) {
                       if (auto self = weak.lock()) return self->figure_done(token, draw_start, std::move(fr));
                       orphan_files(weak_shared, a, b);
@@ -509,6 +510,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
 
   void figure_done(std::uint64_t token, Clock::time_point draw_start, sandbox::FigureResult fr) {
     if (token != draw_token || finished) return remove_files(pending_json, pending_png);
+    figure_job.reset();
     current.draw_s = since(draw_start);
     if (!fr.ok) {
       current.figure_code = fr.code;
@@ -598,10 +600,12 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       return;
     }
     if (drawing) {
-      // FigureRenderer has no per-job kill: the draw ends by its own deadline and its answer is
-      // dropped (the token moves on); the files are removed when it comes.
+      // The draw is stopped (its Chromium page closed, FigureRenderer::cancel); its answer
+      // ("cancelled") is dropped (the token moves on) and the files are removed when it comes.
       ++draw_token;
       drawing = false;
+      if (figure_job && figures) figures->cancel(*figure_job);
+      figure_job.reset();
       ThemeRun r = std::move(current);
       current = ThemeRun();
       r.outcome = "cancelled";

@@ -104,9 +104,9 @@ std::string describe(const ThemeRun& run);
 class RenderHandle {
  public:
   // Stops the render (call on the io_context's thread): the running theme's sandbox job is
-  // killed; a theme being drawn is answered `cancelled` at once (FigureRenderer has no per-job
-  // kill: its draw ends by its own deadline, the time left, and its answer is dropped); themes not
-  // started are `cancelled`. on_done still runs, once.
+  // killed; a theme being drawn is answered `cancelled` at once and its draw stopped
+  // (FigureRenderer::cancel closes its Chromium page); themes not started are `cancelled`.
+  // on_done still runs, once.
   void cancel();
   bool done() const;
 

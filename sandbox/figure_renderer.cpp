@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read_until.hpp>
@@ -98,6 +99,9 @@ struct Proc {
   bool exited = false;
   bool killed = false;
   std::uint64_t jobs = 0;
+  // Lines to the renderer, written one at a time (a job and a cancel may be sent back to back).
+  std::deque<std::string> write_queue;
+  bool writing = false;
 };
 
 struct Job {
@@ -107,6 +111,7 @@ struct Job {
   int attempts = 0;  // times sent to a renderer
   Clock::time_point start;
   Clock::time_point deadline;  // start + timeout: the renderer's own budget ends here
+  bool cancelled = false;      // answered "cancelled"; in flight until the renderer acknowledges
   std::function<void(FigureResult)> done;
 };
 
@@ -170,8 +175,10 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
   std::optional<Job> inflight;
   asio::steady_timer queue_timer;
   asio::steady_timer job_timer;
-  std::uint64_t next_id = 1;
+  std::atomic<std::uint64_t> next_id{1};  // render() hands out ids from any thread
   std::uint64_t start_count = 0;
+  std::uint64_t cancels_in_flight = 0;
+  std::uint64_t cancels_acknowledged = 0;
   bool stopping = false;
 
   std::string script() const {
@@ -192,9 +199,12 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     return "";
   }
 
+  // Answers a job once (a cancelled job in flight has answered already).
   void complete(Job& job, FigureResult r) {
+    if (!job.done) return;
     r.wall_s = std::chrono::duration<double>(Clock::now() - job.start).count();
     auto done = std::move(job.done);
+    job.done = nullptr;
     asio::post(io, [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   }
 
@@ -272,23 +282,74 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     // The renderer answers "timeout" itself at the deadline; the group dies at deadline + grace.
     job_timer.expires_at(inflight->deadline + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(cfg.figure_kill_grace_s)));
-    job_timer.async_wait([w = weak_from_this(), p = proc, id = inflight->id](const boost::system::error_code& ec) {
+    arm_job_timer(inflight->deadline + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(cfg.figure_kill_grace_s)),
+                  "job timeout");
+    send_line(proc, std::move(line));
+  }
+
+  // Kills the renderer when the job in flight is still there at `when` (its timeout plus grace, or
+  // a cancel the renderer did not acknowledge in time).
+  void arm_job_timer(Clock::time_point when, const char* reason) {
+    job_timer.expires_at(when);
+    job_timer.async_wait([w = weak_from_this(), p = proc, id = inflight->id, reason](const boost::system::error_code& ec) {
       auto self = w.lock();
       if (ec || !self || !self->inflight || self->inflight->id != id) return;
-      log_event("figure_renderer_kill", {{"pid", p->pid}, {"reason", "job timeout"}});
+      log_event("figure_renderer_kill", {{"pid", p->pid}, {"reason", reason}});
       Job j = std::move(*self->inflight);
       self->inflight.reset();
       self->complete(j, failure("timeout", "the renderer did not answer in time and was killed"));
       kill_group(*p);
     });
-    auto buf = std::make_shared<std::string>(std::move(line));
-    asio::async_write(proc->in, asio::buffer(*buf),
-                      [w = weak_from_this(), p = proc, buf](const boost::system::error_code& ec, std::size_t) {
+  }
+
+  void send_line(const std::shared_ptr<Proc>& p, std::string line) {
+    p->write_queue.push_back(std::move(line));
+    if (!p->writing) write_next(p);
+  }
+
+  void write_next(const std::shared_ptr<Proc>& p) {
+    if (p->write_queue.empty() || p->exited) {
+      p->writing = false;
+      return;
+    }
+    p->writing = true;
+    asio::async_write(p->in, asio::buffer(p->write_queue.front()),
+                      [w = weak_from_this(), p](const boost::system::error_code& ec, std::size_t) {
                         auto self = w.lock();
-                        if (!ec || !self) return;
-                        // The renderer is gone or wedged; its exit handler answers the job.
-                        kill_group(*p);
+                        if (!self) return;
+                        if (ec) {
+                          // The renderer is gone or wedged; its exit handler answers the job.
+                          p->write_queue.clear();
+                          p->writing = false;
+                          kill_group(*p);
+                          return;
+                        }
+                        p->write_queue.pop_front();
+                        self->write_next(p);
                       });
+  }
+
+  // ---- cancel ------------------------------------------------------------------------------------
+
+  void cancel_job(std::uint64_t id) {
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+      if (it->id != id) continue;
+      Job j = std::move(*it);
+      pending.erase(it);
+      arm_queue_timer();
+      return complete(j, failure("cancelled", "the job was cancelled before it was drawn"));
+    }
+    if (!inflight || inflight->id != id || inflight->cancelled || !proc) return;
+    // Answer now; the renderer closes the job's page. The next job is sent once it acknowledges
+    // (one job at a time), or a fresh renderer takes over if it does not within the grace.
+    inflight->cancelled = true;
+    ++cancels_in_flight;
+    complete(*inflight, failure("cancelled", "the job was cancelled while being drawn"));
+    arm_job_timer(std::min(inflight->deadline, Clock::now()) +
+                      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(cfg.figure_kill_grace_s)),
+                  "cancel not acknowledged");
+    send_line(proc, json{{"cancel", id}}.dump() + "\n");
   }
 
   // ---- renderer answers ------------------------------------------------------------------------
@@ -323,6 +384,12 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     job_timer.cancel();
     Job job = std::move(*inflight);
     inflight.reset();
+    if (job.cancelled) {
+      // Answered already; this is the renderer letting go of it (its page is closed).
+      if (msg.value("code", "") == "cancelled") ++cancels_acknowledged;
+      if (++p->jobs >= cfg.figure_restart_after) retire(p);
+      return pump();
+    }
     FigureResult r;
     try {
       r.ok = msg.value("ok", false);
@@ -552,7 +619,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
       job_timer.cancel();
       Job j = std::move(*inflight);
       inflight.reset();
-      if (j.attempts < 2 && Clock::now() < j.deadline && !stopping) {
+      if (j.attempts < 2 && Clock::now() < j.deadline && !stopping && !j.cancelled) {
         // The renderer died under the job (or just before it arrived): one more try on a fresh one.
         pending.push_front(std::move(j));
         arm_queue_timer();
@@ -644,9 +711,11 @@ void FigureRenderer::start() {
   });
 }
 
-void FigureRenderer::render(std::string figure_path, std::string out_path, double timeout_s,
-                            std::function<void(FigureResult)> done) {
+std::uint64_t FigureRenderer::render(std::string figure_path, std::string out_path, double timeout_s,
+                                     std::function<void(FigureResult)> done) {
   Job job;
+  job.id = impl_->next_id++;
+  const std::uint64_t id = job.id;
   job.figure = std::move(figure_path);
   job.out = std::move(out_path);
   job.start = Clock::now();
@@ -657,8 +726,14 @@ void FigureRenderer::render(std::string figure_path, std::string out_path, doubl
   asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_), job = std::move(job)]() mutable {
     auto self = w.lock();
     if (!self) return;
-    job.id = self->next_id++;
     self->enqueue(std::move(job));
+  });
+  return id;
+}
+
+void FigureRenderer::cancel(std::uint64_t id) {
+  asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_), id] {
+    if (auto self = w.lock()) self->cancel_job(id);
   });
 }
 
@@ -671,6 +746,8 @@ void FigureRenderer::stop() {
 bool FigureRenderer::available() const { return impl_->unavailable_reason().empty(); }
 std::string FigureRenderer::unavailable_reason() const { return impl_->unavailable_reason(); }
 std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
+std::uint64_t FigureRenderer::cancels_in_flight() const { return impl_->cancels_in_flight; }
+std::uint64_t FigureRenderer::cancels_acknowledged() const { return impl_->cancels_acknowledged; }
 pid_t FigureRenderer::renderer_pid() const { return impl_->proc ? impl_->proc->pid : 0; }
 
 }  // namespace plotq::sandbox

@@ -52,7 +52,8 @@ FigureConfig figure_config_from_env();
 // Codes: the renderer's vocabulary (request_invalid, figure_missing, figure_not_regular,
 // figure_empty, figure_too_large, figure_too_deep, figure_invalid, figure_size_invalid, no_webgl,
 // draw_failed, size_mismatch, output_failed, timeout, browser_failed) plus the host's own:
-// runtime_unavailable, renderer_start_failed, renderer_crashed, protocol_error, busy, shutdown.
+// runtime_unavailable, renderer_start_failed, renderer_crashed, protocol_error, busy, shutdown,
+// cancelled (cancel()).
 struct FigureResult {
   bool ok = false;
   std::string code;    // "" when ok
@@ -78,9 +79,16 @@ class FigureRenderer {
 
   // Draws the figure JSON at figure_path (absolute; written by sandboxed code, so untrusted) into
   // out_path (absolute). `done` runs once, on the io_context. timeout_s counts from this call and
-  // covers queueing and a renderer start. Callable from any thread.
-  void render(std::string figure_path, std::string out_path, double timeout_s,
-              std::function<void(FigureResult)> done);
+  // covers queueing and a renderer start. Callable from any thread. Returns the job's id (for cancel).
+  std::uint64_t render(std::string figure_path, std::string out_path, double timeout_s,
+                       std::function<void(FigureResult)> done);
+
+  // Stops one job (callable from any thread; posted to the io_context). Queued: it answers
+  // "cancelled" and is never sent. Being drawn: it answers "cancelled" at once, the renderer closes
+  // its page (the draw stops, nothing is written) and the next job waits only for that; a renderer
+  // that does not acknowledge within figure_kill_grace_s is killed (the next job gets a fresh one).
+  // An id that already answered (or an unknown one) is ignored.
+  void cancel(std::uint64_t id);
 
   // Fails queued jobs with "shutdown" and stops the renderer (posted to the io_context).
   void stop();
@@ -93,6 +101,10 @@ class FigureRenderer {
   // and process group of the current one (0 when none).
   std::uint64_t starts() const;
   pid_t renderer_pid() const;
+  // Jobs cancelled while being drawn, and how many of those the renderer acknowledged (its page
+  // closed) rather than being killed.
+  std::uint64_t cancels_in_flight() const;
+  std::uint64_t cancels_acknowledged() const;
 
   struct Impl;
 

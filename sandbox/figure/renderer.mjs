@@ -6,7 +6,7 @@
 import { FigureBrowser, DEFAULT_OPTIONS } from './lib/browser.mjs';
 import { DEFAULT_LIMITS } from './lib/figure_file.mjs';
 import { FigureError } from './lib/errors.mjs';
-import { PROTOCOL, parseRequest, LineSplitter } from './lib/protocol.mjs';
+import { PROTOCOL, parseRequest, parseCancel, LineSplitter } from './lib/protocol.mjs';
 
 const USAGE = `usage: renderer.mjs [--chromium=PATH] [--plotly=PATH] [--tmp-dir=DIR] [--uid=N --gid=N]
        [--no-chromium-sandbox] [--no-webgl] [--spares=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]`;
@@ -72,8 +72,16 @@ async function main() {
     chromium_uid: opts.uid, chromium_sandbox: opts.chromiumSandbox, webgl: opts.webgl,
   });
 
-  // One job at a time, in arrival order.
+  // One job at a time, in arrival order. A cancel is handled as soon as its line is read: the
+  // running job's page is closed at once; a job still queued answers `cancelled` when it comes up.
   let queue = Promise.resolve();
+  let current = null;               // id of the job being rendered
+  const cancelled = new Set();      // ids cancelled before they came up (bounded: ids are echoed once)
+  const cancel = (id) => {
+    if (current !== null && current === id && fb.cancel()) return;
+    cancelled.add(id);
+    if (cancelled.size > 64) cancelled.delete(cancelled.values().next().value);
+  };
   const handle = async (line) => {
     const t0 = performance.now();
     const ms = () => Math.round(performance.now() - t0);
@@ -81,7 +89,9 @@ async function main() {
     try {
       const req = parseRequest(line);
       id = req.id;
-      const r = await fb.render(req.job);
+      if (cancelled.delete(id)) throw new FigureError('cancelled', 'the job was cancelled');
+      current = id;
+      const r = await fb.render(req.job).finally(() => { current = null; });
       send({ id, ok: true, ...r, ms: ms() });
     } catch (e) {
       if (e instanceof FigureError) {
@@ -92,7 +102,11 @@ async function main() {
     }
   };
   const splitter = new LineSplitter(
-    (line) => { queue = queue.then(() => handle(line)); },
+    (line) => {
+      const cancelId = parseCancel(line);
+      if (cancelId !== undefined) cancel(cancelId);
+      else queue = queue.then(() => handle(line));
+    },
     () => { queue = queue.then(() => send({ id: null, ok: false, code: 'request_invalid', detail: 'request line too long' })); },
   );
   process.stdin.setEncoding('utf8');

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -68,7 +69,8 @@ struct World {
   std::unique_ptr<sb::FigureRenderer> figures;
   std::unique_ptr<runs::Renderer> renderer;
 
-  World() {
+  // zygotes: the warm modes to start and wait for (a case that needs none starts faster).
+  explicit World(const std::vector<std::string>& zygotes) {
     // The default runs dir and lock dir: jobs cannot see a runs dir under /tmp, and launchers in
     // different processes reserve their uid blocks through the one shared lock dir (a private
     // lock dir lets two of them pick the same uids).
@@ -79,7 +81,7 @@ struct World {
     launcher_config = c;
     launcher = std::make_unique<sb::Launcher>(io, c);
     REQUIRE(launcher->ready());
-    launcher->prewarm();
+    if (!zygotes.empty()) launcher->prewarm();
     sb::FigureConfig fc = sb::figure_config_from_env();
     if (::geteuid() != 0) fc.figure_netns = false;
     figures = std::make_unique<sb::FigureRenderer>(io, fc);
@@ -89,12 +91,40 @@ struct World {
     rc.render_tmp_dir = tmp.path.string();
     renderer = std::make_unique<runs::Renderer>(io, *launcher, figures.get(), rc);
     auto until = Clock::now() + std::chrono::seconds(180);
-    while (!(launcher->zygote_ready("plot") && launcher->zygote_ready("figure")) && Clock::now() < until) {
+    auto all_ready = [&] {
+      for (const auto& z : zygotes)
+        if (!launcher->zygote_ready(z)) return false;
+      return true;
+    };
+    while (!all_ready() && Clock::now() < until) {
       if (io.stopped()) io.restart();
       io.run_one_for(std::chrono::milliseconds(100));
     }
-    REQUIRE(launcher->zygote_ready("plot"));
-    REQUIRE(launcher->zygote_ready("figure"));
+    for (const auto& z : zygotes) {
+      INFO("zygote " << z);
+      REQUIRE(launcher->zygote_ready(z));
+    }
+  }
+
+  // Draws one small figure: the figure renderer is then up, warm and idle.
+  void warm_figures() {
+    TempDir dir{"plotq-render-warm-"};
+    ::chmod(dir.path.c_str(), 0711);
+    std::ofstream(dir.path / "warm.json") << R"({"data": [{"type": "bar", "x": ["a"], "y": [1]}]})";
+    bool done = false;
+    sb::FigureResult got;
+    figures->render((dir.path / "warm.json").string(), (dir.path / "warm.png").string(), 120, [&](sb::FigureResult r) {
+      got = std::move(r);
+      done = true;
+    });
+    auto until = Clock::now() + std::chrono::seconds(180);
+    while (!done && Clock::now() < until) {
+      if (io.stopped()) io.restart();
+      io.run_one_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(done);
+    INFO("warm-up draw: " << got.code << " " << got.detail);
+    REQUIRE(got.ok);
   }
 
   ~World() {
@@ -138,8 +168,9 @@ struct World {
   }
 };
 
-World& world() {
-  static World w;
+// One World per process (ctest runs each case in its own): made by the first call.
+World& world(const std::vector<std::string>& zygotes = {"plot", "figure"}) {
+  static World w(zygotes);
   return w;
 }
 
@@ -423,6 +454,185 @@ TEST_CASE("cancel kills the running theme, skips the next, and draws nothing aft
   while (leftovers() > 0 && Clock::now() < settle) {
     if (w.io.stopped()) w.io.restart();
     w.io.run_one_for(std::chrono::milliseconds(50));
+  }
+  CHECK(leftovers() == 0);
+}
+
+namespace {
+
+// A scatter of 300,000 SVG markers: drawing it takes Chromium many seconds, so a cancel lands
+// while the page is still drawing.
+std::string heavy_figure_json() {
+  std::string x, y;
+  for (int i = 0; i < 300000; ++i) {
+    if (i) x += ',', y += ',';
+    x += std::to_string(i);
+    y += std::to_string((static_cast<long long>(i) * 7919) % 1000);
+  }
+  return R"({"data": [{"type": "scatter", "mode": "markers", "x": [)" + x + "], \"y\": [" + y + "]}]}";
+}
+
+const char* kHeavyPlotly = R"PY(import os
+import numpy as np
+import plotly.graph_objects as go
+THEME = os.getenv("ANYPLOT_THEME", "light")
+n = 300000
+fig = go.Figure(go.Scatter(x=np.arange(n), y=(np.arange(n) * 7919) % 1000, mode="markers"))
+fig.write_image(f"plot-{THEME}.png")
+)PY";
+
+bool path_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(p, ec));
+}
+
+}  // namespace
+
+TEST_CASE("FigureRenderer cancel closes the page of a figure being drawn and the renderer serves on", "[e2e][cancel]") {
+  World& w = world({});  // no sandbox jobs here
+  TempDir dir{"plotq-render-cancel-"};
+  ::chmod(dir.path.c_str(), 0711);
+  const fs::path small = dir.path / "small.json", heavy = dir.path / "heavy.json";
+  std::ofstream(small) << R"({"data": [{"type": "bar", "x": ["a", "b"], "y": [1, 2]}]})";
+  std::ofstream(heavy) << heavy_figure_json();
+
+  auto draw = [&](const fs::path& figure, const fs::path& out, double timeout_s, sb::FigureResult* got, bool* done) {
+    return w.figures->render(figure.string(), out.string(), timeout_s, [got, done](sb::FigureResult r) {
+      *got = std::move(r);
+      *done = true;
+    });
+  };
+  auto drive_until = [&](const std::function<bool()>& cond, double seconds) {
+    auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    while (!cond() && Clock::now() < until) {
+      if (w.io.stopped()) w.io.restart();
+      w.io.run_one_for(std::chrono::milliseconds(10));
+    }
+    return cond();
+  };
+
+  // A first figure: the renderer is up and warm.
+  sb::FigureResult first;
+  bool first_done = false;
+  draw(small, dir.path / "small.png", 60, &first, &first_done);
+  REQUIRE(drive_until([&] { return first_done; }, 120));
+  INFO("first draw: " << first.code << " " << first.detail);
+  REQUIRE(first.ok);
+  const auto starts = w.figures->starts();
+  const auto in_flight = w.figures->cancels_in_flight();
+  const auto acknowledged = w.figures->cancels_acknowledged();
+
+  // The heavy figure, cancelled 0.5 s into its draw (it has 60 s): answered `cancelled` at once.
+  sb::FigureResult heavy_result;
+  bool heavy_done = false;
+  const fs::path heavy_png = dir.path / "heavy.png";
+  std::uint64_t id = draw(heavy, heavy_png, 60, &heavy_result, &heavy_done);
+  drive_until([] { return false; }, 0.5);
+  REQUIRE_FALSE(heavy_done);  // still drawing
+  auto t0 = Clock::now();
+  w.figures->cancel(id);
+  REQUIRE(drive_until([&] { return heavy_done; }, 5));
+  CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 1);
+  CHECK_FALSE(heavy_result.ok);
+  CHECK(heavy_result.code == "cancelled");
+  CHECK(w.figures->cancels_in_flight() == in_flight + 1);
+  // The renderer closed the page and let go of the job (not killed: no new renderer started).
+  REQUIRE(drive_until([&] { return w.figures->cancels_acknowledged() == acknowledged + 1; }, 10));
+  CHECK(w.figures->starts() == starts);
+
+  // The next figure draws on the same renderer; the cancelled one never wrote its PNG.
+  sb::FigureResult next;
+  bool next_done = false;
+  draw(small, dir.path / "next.png", 60, &next, &next_done);
+  REQUIRE(drive_until([&] { return next_done; }, 60));
+  INFO("next draw: " << next.code << " " << next.detail);
+  CHECK(next.ok);
+  CHECK(w.figures->starts() == starts);
+  CHECK_FALSE(path_exists(heavy_png));
+
+  // A queued job cancelled before it is sent answers `cancelled` and is never drawn; an unknown
+  // or finished id is ignored.
+  sb::FigureResult queued_a, queued_b;
+  bool a_done = false, b_done = false;
+  const fs::path a_png = dir.path / "a.png", b_png = dir.path / "b.png";
+  draw(small, a_png, 60, &queued_a, &a_done);  // sent at once: b waits behind it
+  std::uint64_t b = draw(small, b_png, 60, &queued_b, &b_done);
+  w.figures->cancel(b);
+  w.figures->cancel(id);          // answered already
+  w.figures->cancel(id + 100000);  // never existed
+  REQUIRE(drive_until([&] { return a_done && b_done; }, 60));
+  CHECK(queued_b.code == "cancelled");
+  INFO("a: " << queued_a.code << " " << queued_a.detail);
+  CHECK(queued_a.ok);
+  CHECK(path_exists(a_png));
+  CHECK_FALSE(path_exists(b_png));
+  CHECK(w.figures->starts() == starts);
+}
+
+TEST_CASE("a render cancelled while Chromium draws its figure stops the draw", "[e2e][cancel]") {
+  World& w = world({"figure"});
+  w.warm_figures();  // the draw must be sent to a ready renderer, not wait for its start
+  const auto in_flight = w.figures->cancels_in_flight();
+  const auto acknowledged = w.figures->cancels_acknowledged();
+  const auto starts = w.figures->starts();
+  bool done = false;
+  runs::RenderResult result;
+  auto req = w.request("cancel-draw", "plotly", kHeavyPlotly, {"light", "dark"}, 90);
+  runs::RenderHandle handle = w.renderer->render(req, [&](runs::RenderResult r) {
+    result = std::move(r);
+    done = true;
+  });
+  // The draw has begun once the plot step is over and its JSON sits in the Renderer's private dir.
+  auto drawing = [&] {
+    if (w.launcher->running() > 0) return false;
+    std::error_code ec;
+    for (const auto& dir : fs::directory_iterator(w.tmp.path, ec))
+      for (const auto& f : fs::directory_iterator(dir.path(), ec))
+        if (f.path().extension() == ".json") return true;
+    return false;
+  };
+  auto until = Clock::now() + std::chrono::seconds(120);
+  while (!done && !drawing() && Clock::now() < until) {
+    if (w.io.stopped()) w.io.restart();
+    w.io.run_one_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE_FALSE(done);
+  REQUIRE(drawing());
+  // Let the JSON reach the renderer, then cancel mid-draw.
+  for (auto t = Clock::now() + std::chrono::milliseconds(800); Clock::now() < t;) w.io.run_one_for(std::chrono::milliseconds(10));
+  REQUIRE_FALSE(done);
+  auto t0 = Clock::now();
+  handle.cancel();
+  until = Clock::now() + std::chrono::seconds(10);
+  while (!done && Clock::now() < until) w.io.run_one_for(std::chrono::milliseconds(10));
+  REQUIRE(done);
+  CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 1);
+  CHECK(result.outputs.at("light").outcome == "cancelled");
+  CHECK(result.outputs.at("light").exit_code == 0);  // its plot step had finished
+  CHECK_FALSE(result.outputs.at("light").png);
+  CHECK(result.outputs.at("dark").outcome == "cancelled");
+  CHECK(result.outputs.at("dark").job.attempts == 0);
+  // The draw itself was stopped: the renderer acknowledged the cancel (page closed) and was not
+  // replaced; the figure files are removed.
+  CHECK(w.figures->cancels_in_flight() == in_flight + 1);
+  until = Clock::now() + std::chrono::seconds(10);
+  while (w.figures->cancels_acknowledged() < acknowledged + 1 && Clock::now() < until) {
+    if (w.io.stopped()) w.io.restart();
+    w.io.run_one_for(std::chrono::milliseconds(10));
+  }
+  CHECK(w.figures->cancels_acknowledged() == acknowledged + 1);
+  CHECK(w.figures->starts() == starts);
+  auto leftovers = [&] {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& dir : fs::directory_iterator(w.tmp.path, ec))
+      for (const auto& f : fs::directory_iterator(dir.path(), ec)) (void)f, ++n;
+    return n;
+  };
+  until = Clock::now() + std::chrono::seconds(10);
+  while (leftovers() > 0 && Clock::now() < until) {
+    if (w.io.stopped()) w.io.restart();
+    w.io.run_one_for(std::chrono::milliseconds(20));
   }
   CHECK(leftovers() == 0);
 }

@@ -109,15 +109,24 @@ export function writeOutput(out, buf) {
   }
 }
 
-function withTimeout(promise, ms, onTimeout) {
+// Races `promise` against its timeout and a cancel: either one runs onAbort (which closes the page,
+// stopping a draw still running) and rejects with its own code. register(abort | null) exposes the
+// cancel while the race runs.
+function abortable(promise, ms, onAbort, register) {
   let timer;
-  const expired = new Promise((_, reject) => {
-    timer = setTimeout(() => {
-      onTimeout();
-      reject(new FigureError('timeout', `the figure did not render within ${ms} ms`));
-    }, ms);
+  let rejectAborted;
+  const aborted = new Promise((_, reject) => { rejectAborted = reject; });
+  const abort = (err) => {
+    clearTimeout(timer);
+    onAbort();
+    rejectAborted(err);
+  };
+  timer = setTimeout(() => abort(new FigureError('timeout', `the figure did not render within ${ms} ms`)), ms);
+  register(() => abort(new FigureError('cancelled', 'the job was cancelled')));
+  return Promise.race([promise, aborted]).finally(() => {
+    clearTimeout(timer);
+    register(null);
   });
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
 export class FigureBrowser {
@@ -130,6 +139,7 @@ export class FigureBrowser {
     this.ownsTmp = false;
     this.disconnected = false;
     this.onDisconnect = () => {};
+    this.cancelCurrent = null;  // set while a render runs: closes its page, answers `cancelled`
     this.plotlyUrl = pathToFileURL(this.opts.plotlyJs).href;
     this.savedTmpdir = process.env.TMPDIR;
   }
@@ -314,10 +324,17 @@ export class FigureBrowser {
       }
     })();
     work.catch(() => {});
-    return withTimeout(work, job.timeoutMs, () => {
+    return abortable(work, job.timeoutMs, () => {
       cancelled = true;
       if (slot) slot.ctx.close().catch(() => {});   // stops a draw that is still running
-    });
+    }, (abort) => { this.cancelCurrent = abort; });
+  }
+
+  // Abandons the render in progress (its page is closed; it answers `cancelled`). False when none runs.
+  cancel() {
+    if (!this.cancelCurrent) return false;
+    this.cancelCurrent();
+    return true;
   }
 
   // Draws figure text on the slot's page and screenshots it at the exact target size.

@@ -14,6 +14,7 @@ export const CODES = Object.freeze([
   'size_mismatch',       // the screenshot did not come out at the exact canvas size
   'output_failed',       // the PNG could not be written at the out path
   'timeout',             // the job did not finish within its timeout_ms
+  'cancelled',           // the host cancelled the job ({"cancel": id}); its page is closed, nothing is written
   'browser_failed',      // the browser could not make a page (the renderer exits; the host restarts it)
 ]);
 

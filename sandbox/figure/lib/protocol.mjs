@@ -3,6 +3,9 @@
 //              "timeout_ms": <1..600000, default 30000>}
 //   answer:   {"id", "ok": true, "width", "height", "bytes", "ms", "blocked_requests", "csp_violations"}
 //          or {"id", "ok": false, "code": <errors.mjs CODES>, "detail": "...", "ms"}
+//   cancel:   {"cancel": <id>}  (handled at once, not queued; no answer of its own: the job with
+//              that id answers {"id", "ok": false, "code": "cancelled"}, now or when it comes up;
+//              an id that already answered is ignored)
 //   first line after start: {"ready": true, "protocol": 1, "pid", "chromium", "plotly", ...}
 //                       or {"ready": false, "code": "browser_failed", "detail"}
 import path from 'node:path';
@@ -19,6 +22,20 @@ function absPath(v, name) {
     throw new FigureError('request_invalid', `${name} must be an absolute path`);
   }
   return path.normalize(v);
+}
+
+// A cancel line's id, or undefined when the line is not a cancel (then it is parsed as a request).
+export function parseCancel(line) {
+  if (!line.startsWith('{"cancel"')) return undefined;
+  let msg;
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (msg === null || typeof msg !== 'object' || Object.keys(msg).length !== 1) return undefined;
+  const id = msg.cancel;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
 }
 
 // Returns {id, job} or throws FigureError('request_invalid') carrying the id when one was readable.
