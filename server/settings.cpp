@@ -53,8 +53,11 @@ void register_turn_settings(Settings& s, TurnConfig& t) {
       .range(1, 16'384);
   s.add("PLOTQ_TURN_PLOT_CODE_MAX_CHARS", &t.plot_code_max_chars, "characters of a plot action's code (over: 413 too_long)")
       .range(1, 131'072);
-  s.add("PLOTQ_TURN_DATA_TIMEOUT_S", &t.data_timeout_s, "sandbox timeout of one data run of a chat turn, seconds").range(0.1, 30);
+  s.add("PLOTQ_TURN_DATA_TIMEOUT_S", &t.data_timeout_s, "sandbox timeout of one data run of a chat turn, seconds").range(0.1, 120);
   s.add("PLOTQ_TURN_RENDER_TIMEOUT_S", &t.render_timeout_s, "sandbox timeout of one theme of a turn's plot, seconds").range(0.1, 120);
+  s.add("PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", &t.queue_status_min_interval_s,
+        "a waiting turn's queued statuses are at least this far apart (changes in between are merged); 0 = every change")
+      .range(0, 60);
   s.add("PLOTQ_SSE_RETRY_MS", &t.retry_ms, "the 'retry:' a turn's stream starts with, milliseconds").range(0, 3'600'000);
   s.add("PLOTQ_TURN_PREVIEW_ROWS", &t.preview_rows, "rows of the dataset event's preview").range(0, 1000);
   s.add("PLOTQ_TURN_PREVIEW_CELL_CHARS", &t.preview_cell_chars, "characters per preview cell; longer cells are cut").range(1, 200);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,9 @@ class Turn {
   std::unique_ptr<queue::TurnSlot> slot;  // made with the turn; takes the slot at the first job
   std::function<void()> stop_work;       // kills the running job or render; set while one runs
   std::chrono::steady_clock::time_point queued_at{};
+  // status{queued} pacing (TurnService::queued_status)
+  std::chrono::steady_clock::time_point last_queued_status{};
+  std::optional<queue::Position> deferred_status;  // newest position not sent yet
 
   // ---- streams ----
   // Follows the turn from after `after`: events with a larger seq are written to res as they come.

@@ -114,6 +114,10 @@ void TurnService::shutdown() {
     if (stop) stop();
   }
   events.flush();
+  if (deferred_timer_) deferred_timer_->cancel();  // the turns it would speak for have ended
+  // The renderer cancels what it still runs through the launcher, which main() destroys before
+  // the routes (and this service): let it go while the launcher is alive.
+  renderer.reset();
 }
 
 double TurnService::waited(const Turn& t) {
@@ -154,7 +158,7 @@ void TurnService::take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& 
   };
   queue::TurnSlot::Callbacks cb;
   cb.on_position = [this, weak](queue::Position p) {
-    if (auto turn = weak.lock()) emit(turn, "status", {{"step", "queued"}, {"position", p.position}, {"waiting", p.waiting}});
+    if (auto turn = weak.lock()) queued_status(turn, p);
   };
   cb.on_refused = [capacity](std::string_view) { capacity(); };
   cb.on_expired = capacity;
@@ -172,6 +176,58 @@ void TurnService::take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& 
     }
   };
   if (t->slot->take(std::move(cb)) == queue::TurnSlot::Take::ended) fail(t, "unavailable");
+}
+
+void TurnService::queued_status(const std::shared_ptr<Turn>& t, queue::Position p) {
+  if (t->ending() || t->stage != Turn::Stage::queued) return;
+  using namespace std::chrono;
+  auto now = steady_clock::now();
+  auto gap = duration_cast<steady_clock::duration>(duration<double>(cfg.queue_status_min_interval_s));
+  if (t->deferred_status) {  // one is already due: it will carry this newer position
+    t->deferred_status = p;
+    return;
+  }
+  if (t->last_queued_status == steady_clock::time_point{} || now - t->last_queued_status >= gap) {
+    t->last_queued_status = now;
+    emit(t, "status", {{"step", "queued"}, {"position", p.position}, {"waiting", p.waiting}});
+    return;
+  }
+  t->deferred_status = p;
+  auto due = t->last_queued_status + gap;
+  deferred_.push({due, t});
+  if (!deferred_timer_) deferred_timer_ = std::make_unique<boost::asio::steady_timer>(app.ioc);
+  // Re-arm only when this one is due before the armed expiry.
+  if (deferred_.top().due == due && (deferred_timer_at_ == steady_clock::time_point{} || due < deferred_timer_at_)) {
+    deferred_timer_at_ = due;
+    deferred_timer_->expires_at(due);
+    deferred_timer_->async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      deferred_timer_at_ = {};
+      send_deferred_statuses();
+    });
+  }
+}
+
+void TurnService::send_deferred_statuses() {
+  auto now = std::chrono::steady_clock::now();
+  while (!deferred_.empty() && deferred_.top().due <= now) {
+    auto turn = deferred_.top().turn.lock();
+    deferred_.pop();
+    if (!turn || !turn->deferred_status) continue;
+    queue::Position p = *turn->deferred_status;
+    turn->deferred_status.reset();
+    if (turn->ending() || turn->stage != Turn::Stage::queued) continue;
+    turn->last_queued_status = now;
+    emit(turn, "status", {{"step", "queued"}, {"position", p.position}, {"waiting", p.waiting}});
+  }
+  if (deferred_.empty()) return;
+  deferred_timer_at_ = deferred_.top().due;
+  deferred_timer_->expires_at(deferred_timer_at_);
+  deferred_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    deferred_timer_at_ = {};
+    send_deferred_statuses();
+  });
 }
 
 void TurnService::refuse(const std::shared_ptr<Turn>& t, const std::string& code, const std::string& text) {

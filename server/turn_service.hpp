@@ -3,9 +3,13 @@
 // held; only a data or plot action takes the render slot (through TurnSlot, queued FIFO with
 // status{queued} updates). Every turn ends with done{turn, state}. Loop thread only.
 #pragma once
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <string>
+#include <vector>
 
 #include "runs/ledger_row.hpp"
 #include "server/app.hpp"
@@ -57,6 +61,9 @@ class TurnService {
   // called (exceptions from it end the turn with error{internal}).
   void take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
                  std::function<void(const std::shared_ptr<Turn>&)> run);
+  // Sends status{queued, position, waiting}: at once when the last one is older than
+  // queue_status_min_interval_s, else once at the end of that interval with the newest position.
+  void queued_status(const std::shared_ptr<Turn>& t, queue::Position p);
   // A refused run's ledger row (quota, capacity, cancelled while waiting); logged when it cannot be written.
   void ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code, double slot_wait_s = 0);
   void ledger(const store::LedgerEntry& e);
@@ -70,6 +77,17 @@ class TurnService {
   void run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg);
   void on_deadline(const std::shared_ptr<Turn>& t);
   void end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code);
+  void send_deferred_statuses();
+
+  // Turns with a deferred status, by due time; one timer for all of them.
+  struct Deferred {
+    std::chrono::steady_clock::time_point due;
+    std::weak_ptr<Turn> turn;
+    bool operator>(const Deferred& o) const { return due > o.due; }
+  };
+  std::priority_queue<Deferred, std::vector<Deferred>, std::greater<Deferred>> deferred_;
+  std::unique_ptr<boost::asio::steady_timer> deferred_timer_;
+  std::chrono::steady_clock::time_point deferred_timer_at_{};
 };
 
 // The data action: book a daily data run, take the turn's slot, run the snippet in the sandbox,
