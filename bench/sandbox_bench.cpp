@@ -213,6 +213,18 @@ int main(int argc, char** argv) {
       std::printf("  launcher overhead: cold p50 - bare p50 = %.2f ms (cold / bare %.2f); warm p50 / bare p50 = %.2f\n",
                   s[1].p50 - s[0].p50, s[1].p50 / s[0].p50, s[2].p50 / s[0].p50);
     }
+    // The same job cold and warm, interleaved; `what` names it, `output` must come back.
+    auto cold_vs_warm = [&](const std::string& what, const sb::JobSpec& spec, const std::string& output) {
+      std::vector<Row> rows(2);
+      for (int i = 0; i < 2; ++i) {
+        rows[i].name = what + (i == 0 ? ", cold" : ", warm");
+        rows[i].spec = spec;
+        rows[i].cold = i == 0;
+        rows[i].expect_output = output;
+      }
+      auto s = compare(rows);
+      std::printf("  %s: cold p50 / warm p50 = %.1fx\n", what.c_str(), s[0].p50 / s[1].p50);
+    };
     if (only.empty() || only == "data") {
       sb::JobSpec data;
       data.timeout_s = 30;
@@ -225,16 +237,7 @@ int main(int argc, char** argv) {
         data.files["job.py"] = std::string(kDataProgram) + "df.to_csv('out.csv', index=False)\n";
         data.argv = {"job.py"};
       }
-      std::vector<Row> rows(2);
-      rows[0].name = "1,000-row CSV data job, cold";
-      rows[0].spec = data;
-      rows[0].cold = true;
-      rows[0].expect_output = "out.csv";
-      rows[1].name = "1,000-row CSV data job, warm";
-      rows[1].spec = data;
-      rows[1].expect_output = "out.csv";
-      auto s = compare(rows);
-      std::printf("  data job: cold p50 / warm p50 = %.1fx\n", s[0].p50 / s[1].p50);
+      cold_vs_warm("1,000-row CSV data job", data, "out.csv");
     }
     if (only.empty() || only == "png") {
       sb::JobSpec png;
@@ -242,16 +245,7 @@ int main(int argc, char** argv) {
       png.files["job.py"] = kPngProgram;
       png.argv = {"job.py"};
       png.outputs["plot.png"] = 10u << 20;
-      std::vector<Row> rows(2);
-      rows[0].name = "small matplotlib PNG job, cold";
-      rows[0].spec = png;
-      rows[0].cold = true;
-      rows[0].expect_output = "plot.png";
-      rows[1].name = "small matplotlib PNG job, warm";
-      rows[1].spec = png;
-      rows[1].expect_output = "plot.png";
-      auto s = compare(rows);
-      std::printf("  PNG job (raw): cold p50 / warm p50 = %.1fx\n", s[0].p50 / s[1].p50);
+      cold_vs_warm("small matplotlib PNG, raw mode", png, "plot.png");
     }
     if (harness && (only.empty() || only == "plot")) {
       // The product's path for a PNG: harness plot mode (validated file, PlotGuard armed, the
@@ -265,16 +259,7 @@ int main(int argc, char** argv) {
       plot.files["plot.py"] = prog;
       plot.argv = {"--plot", "plot.py"};
       plot.outputs["plot-light.png"] = 10u << 20;
-      std::vector<Row> rows(2);
-      rows[0].name = "small matplotlib PNG, plot mode, cold";
-      rows[0].spec = plot;
-      rows[0].cold = true;
-      rows[0].expect_output = "plot-light.png";
-      rows[1].name = "small matplotlib PNG, plot mode, warm";
-      rows[1].spec = plot;
-      rows[1].expect_output = "plot-light.png";
-      auto s = compare(rows);
-      std::printf("  PNG job (plot mode): cold p50 / warm p50 = %.1fx\n", s[0].p50 / s[1].p50);
+      cold_vs_warm("small matplotlib PNG, plot mode", plot, "plot-light.png");
     }
   }
   return rc;
