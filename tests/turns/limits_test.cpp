@@ -59,7 +59,7 @@ TEST_CASE("messages per minute: the limit's own message passes, the next is refu
   CHECK(turn_names(s, Server::as("bob"), sb, plain("hi")) == std::vector<std::string>{"ready", "message", "done"});
 }
 
-TEST_CASE("messages per day: refused with daily_limit at the edge, and the count survives a restart", "[.]") {
+TEST_CASE("messages per day: refused with daily_limit at the edge, and the count survives a restart") {
   TempDir keep;
   std::string db = keep.file("plotq.db");
   {

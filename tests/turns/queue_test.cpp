@@ -230,3 +230,27 @@ TEST_CASE("queued streams get ': ping' comments and re-sent positions while noth
   CHECK(pings >= 3);
   CHECK(positions >= 3);  // at once, then every heartbeat unchanged
 }
+
+TEST_CASE("queued statuses close together are merged: the first at once, the newest at the interval's end") {
+  Server s(Env{{"PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", "1"}});
+  auto sa = s.session("ann");
+  auto [a, a_turn] = hold_slot(s, "ann", sa);
+  auto sb = s.session("bob");
+  auto b = s.turn("bob", sb, data(kQuick));
+  REQUIRE(next_event(*b)->name == "ready");
+  auto first = next_event(*b, 5s);
+  REQUIRE(first);
+  CHECK(first->data == queued(1, 1));  // at once
+  auto t_first = std::chrono::steady_clock::now();
+  // Three more turns join within the interval: bob hears one status, with the newest count.
+  std::vector<std::unique_ptr<SseStream>> others;
+  for (const std::string u : {"c1", "c2", "c3"}) {
+    others.push_back(s.turn(u, s.session(u), data(kQuick)));
+    REQUIRE(wait_for(*others.back(), "status", 5s));
+  }
+  auto merged = next_event(*b, 5s);
+  REQUIRE(merged);
+  CHECK(merged->data == queued(1, 4));
+  CHECK(std::chrono::steady_clock::now() - t_first >= 900ms);
+  CHECK_FALSE(next_event(*b, 1500ms));  // nothing else changed
+}

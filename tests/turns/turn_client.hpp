@@ -104,15 +104,17 @@ inline bool consecutive(const std::vector<Event>& evs, std::int64_t first = 1) {
 
 struct Server {
   TempDir dir;
+  Env env;  // what plotqd was started with (a test may point PLOTQ_DB elsewhere)
   Plotqd d;
   explicit Server(Env extra = {}, bool development = true)
-      : d(PLOTQD_BINARY, merge(base_env(development), extra)) {
+      : env(merge(base_env(development), extra)), d(PLOTQD_BINARY, env) {
     REQUIRE(d.wait_listening(30s));
   }
   Env base_env(bool development) {
     Env e = {{"PLOTQ_DB", dir.file("plotq.db")},
              {"PLOTQ_RUNS_PER_MINUTE", "10000"},
-             {"PLOTQ_USER_MESSAGES_PER_MINUTE", "1000"}};
+             {"PLOTQ_USER_MESSAGES_PER_MINUTE", "1000"},
+             {"PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", "0"}};  // every queue change is a status (a test merges)
     if (development) e.emplace_back("PLOTQ_ENVIRONMENT", "development");
     return e;
   }
@@ -146,7 +148,13 @@ struct Server {
   HttpResponse cancel(const std::string& user, const std::string& session, const std::string& turn) {
     return post("/v1/sessions/" + session + "/turns/" + turn + "/cancel", "", as(user));
   }
-  std::unique_ptr<plotq::store::Db> db() { return plotq::store::Db::open(dir.file("plotq.db")); }
+  // The database this plotqd uses (PLOTQ_DB as started, not always the one in dir).
+  std::string db_path() const {
+    for (const auto& [k, v] : env)
+      if (k == "PLOTQ_DB") return v;
+    return dir.file("plotq.db");
+  }
+  std::unique_ptr<plotq::store::Db> db() { return plotq::store::Db::open(db_path()); }
   // One integer from the database (e.g. a count).
   std::int64_t scalar(const std::string& sql) {
     auto conn = db();
