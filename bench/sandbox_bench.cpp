@@ -2,7 +2,9 @@
 // the launcher's overhead over a bare fork+exec of `python3 -c pass`. All in one run, same machine
 // state; medians and p90 over N jobs (default 100). See bench/README.md for the recorded figures.
 //
-//   sandbox_bench [N] [--only pass|data|png|plot] [--verbose]   (--verbose: the last job's CPU, RSS, output tails)
+//   sandbox_bench [N] [--only pass|data|png|plot] [--gap MS] [--verbose]
+//   (--gap: idle time before each round of jobs, as jobs spaced in a chat; --verbose: the last
+//   job's CPU, RSS and stderr)
 //
 // Latency = from Launcher::run() to the on_done callback (host-measured, everything included:
 // work dir, spawn, run, output read, result). The data job builds a 1,000-row pandas frame and
@@ -19,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -102,10 +105,12 @@ int main(int argc, char** argv) {
   int n = 100;
   std::string only;
   bool verbose = false;
+  int gap_ms = 0;  // idle time before each round (jobs spaced as in a chat, not back to back)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--verbose") verbose = true;
+    else if (a == "--gap" && i + 1 < argc) gap_ms = std::max(0, std::atoi(argv[++i]));
     else n = std::max(1, std::atoi(argv[i]));
   }
   plotq::set_log_enabled(false);
@@ -134,7 +139,8 @@ int main(int argc, char** argv) {
       wait_ready("data");
       wait_ready("plot");
     }
-    std::printf("sandbox_bench: %d jobs per row; data job in %s mode\n", n, harness ? "data" : "raw");
+    std::printf("sandbox_bench: %d jobs per row; data job in %s mode; %d ms idle before each round\n", n,
+                harness ? "data" : "raw", gap_ms);
 
     // Rows compared with each other run interleaved (one job of each in turn), so that every row
     // sees the same machine load; each row's first job is untimed (caches, the first spare).
@@ -157,6 +163,7 @@ int main(int argc, char** argv) {
         once(row);
       }
       for (int i = 0; i < n; ++i) {
+        if (gap_ms) std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
         for (auto& row : rows) {
           double ms = once(row);
           if (row.bare) {
