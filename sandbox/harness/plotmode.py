@@ -8,14 +8,14 @@ Order of operations (README.md explains each choice):
     was read; a syntax error is a plot_error SyntaxError at its line, nothing ran);
  3. prepare(mode) (a no-op in a warm zygote child that ran preload(mode));
  4. figure mode: plotly's write_image/show redirected to plot-<theme>.json (figurejson.py);
- 5. open result.json (descriptor kept), build the classifier and the post-run closure, cut
+ 5. open result.json (descriptor kept), build the classifier and the post-run closure
+    (runclosure.make_run, shared with data mode), cut
     sys.path to the install, give the plot a fresh __main__ module;
  6. build PlotGuard's policy, arm, exec the plot, catch everything (SystemExit too), record.
 """
 
 import builtins
 import os
-import resource
 import stat
 import sys
 import types
@@ -25,6 +25,7 @@ from errors import PLOT_ERROR_CLASSES, make_classifier
 from exits import PLOT_EXIT, PLOT_REASONS, USAGE
 from guard import arm
 from plotguard import install_prefixes, make_plot_policy
+from runclosure import make_run, pre_arm_exit
 
 THEMES = ("light", "dark")
 THEME_VARIABLE = "ANYPLOT_THEME"
@@ -81,25 +82,15 @@ def base_record(mode, theme, exit_code):
 
 
 def make_plot_run(result_fd, classify, writer, mode, theme):
-    """run(code, module, handle) -> exit code: executes the plot and records the outcome.
-    Closure discipline: only names bound here (no global or builtin lookup after arming)."""
-    encode, write_all, write_at_start, encode_line = writer
-    _exec = exec
+    """run(code, module, handle) -> exit code: executes the plot and records the outcome
+    (runclosure.make_run with plot mode's verdict and record). Closure discipline: only names
+    bound here (no global or builtin lookup after arming)."""
     _type = type
-    _str = str
     _int = int
     _bool = bool
-    _round = round
     _issubclass = issubclass
-    _base_exception = BaseException
     _system_exit = SystemExit
     _exit_value = SystemExit.__dict__["code"].__get__   # the C slot, never a subclass property
-    _fstat = os.fstat
-    _len = len
-    _getrusage = resource.getrusage
-    _rusage_self = resource.RUSAGE_SELF
-    _flush_stdout = sys.stdout.flush
-    _encode_text = str.encode
     _set_item = dict.__setitem__
     _items = dict.items
     _modules = sys.modules
@@ -107,12 +98,23 @@ def make_plot_run(result_fd, classify, writer, mode, theme):
     reasons = dict(PLOT_REASONS)
     template = base_record(mode, theme, PLOT_EXIT.OK)
     OK = PLOT_EXIT.OK
-    GUARD_REFUSED = PLOT_EXIT.GUARD_REFUSED
     PLOT_ERROR = PLOT_EXIT.PLOT_ERROR
     EXIT = PLOT_EXIT.PLOT_EXIT
-    INTERNAL = PLOT_EXIT.INTERNAL
 
-    def finish(exit_code, error, refusal_record, exit_request):
+    def outcome(error, namespace, traceback_line):
+        if error is None:
+            return OK, None, None
+        if _issubclass(_type(error), _system_exit):
+            value = _exit_value(error)
+            if _type(value) is _bool:
+                value = _int(value)
+            if value is None or (_type(value) is _int and value == 0):
+                return OK, None, None      # sys.exit() / sys.exit(0): the plot ended itself
+            exit_request = value if _type(value) is _int else None
+            return EXIT, {"class": "SystemExit", "line": traceback_line(error)}, exit_request
+        return PLOT_ERROR, {"class": classify(error), "line": traceback_line(error)}, None
+
+    def compose(exit_code, error, refusal_record, exit_request):
         record = {}
         for key, value in _items(template):
             record[key] = value
@@ -121,110 +123,23 @@ def make_plot_run(result_fd, classify, writer, mode, theme):
         record["error"] = error
         record["refusal"] = refusal_record
         record["exit_request"] = exit_request
-        data = _encode_text(encode(record) + "\n", "ascii")
-        write_at_start(result_fd, data)
-        if _fstat(result_fd)[6] != _len(data):
-            exit_code = GUARD_REFUSED       # something else wrote to result.json
-        line = "plotq-harness: exit " + _str(exit_code) + " " + reasons[exit_code]
-        if error is not None:
-            line = line + " (" + error["class"] + (
-                " at line " + _str(error["line"]) if error["line"] is not None else "") + ")"
-        if refusal_record is not None:
-            line = line + " (refused: " + refusal_record["rule"] + ")"
-        try:
-            write_all(2, _encode_text(line + "\n", "ascii", "replace"))
-        except _base_exception:
-            pass    # stderr is advisory; the plot may have closed it
-        return exit_code
+        return exit_code, record
 
-    def end_line():
-        try:
-            _flush_stdout()
-        except _base_exception:
-            pass
-        try:
-            usage = _getrusage(_rusage_self)
-            write_all(1, encode_line("HARNESS ", {
-                "event": "end", "max_rss_mb": _round(usage[2] / 1024, 1),
-                "cpu_s": _round(usage[0] + usage[1], 3)}))
-        except _base_exception:
-            pass    # advisory; the plot may have closed fd 1
-
-    def body(code, namespace, refusal, traceback_line, suspend_gc):
-        error = None
-        try:
-            _exec(code, namespace)
-        except _base_exception as exc:
-            error = exc
-        # From here on no collection runs the plot's finalizers or gc callbacks.
-        suspend_gc()
-        exit_code = OK
-        error_record = None
-        exit_request = None
-        if error is not None:
-            if _issubclass(_type(error), _system_exit):
-                value = _exit_value(error)
-                if _type(value) is _bool:
-                    value = _int(value)
-                if value is None or (_type(value) is _int and value == 0):
-                    exit_code = OK         # sys.exit() / sys.exit(0): the plot ended itself
-                else:
-                    exit_code = EXIT
-                    exit_request = value if _type(value) is _int else None
-                    error_record = {"class": "SystemExit", "line": traceback_line(error)}
-            else:
-                exit_code = PLOT_ERROR
-                error_record = {"class": classify(error), "line": traceback_line(error)}
-        refusal_record = None
-        refused = refusal()
-        if refused is not None:
-            exit_code = GUARD_REFUSED
-            refusal_record = {"rule": refused[0], "line": refused[1]}
-        exit_code = finish(exit_code, error_record, refusal_record, exit_request)
-        refused = refusal()
-        if refused is not None and exit_code != GUARD_REFUSED:
-            exit_code = GUARD_REFUSED      # a refusal while writing (should never happen)
-        end_line()
-        return exit_code
-
-    def run(code, namespace, handle):
-        refusal, traceback_line, suspend_gc, release_exit = handle
-        try:
-            exit_code = body(code, namespace, refusal, traceback_line, suspend_gc)
-        except _base_exception:
-            exit_code = INTERNAL
-            end_line()
+    def restore_main():
         if _old_main is not None:
             _set_item(_modules, "__main__", _old_main)
-        release_exit()
-        return exit_code
 
-    return run
+    return make_run(result_fd, writer, reasons, (OK, PLOT_EXIT.GUARD_REFUSED, PLOT_EXIT.INTERNAL),
+                    outcome, compose, restore_main)
 
 
 def _pre_arm_exit(mode, theme, exit_code, writer, error=None, measured=None, limit=None):
     """A run that ends before the guard is armed: records written normally."""
-    encode, write_all, write_at_start, encode_line = writer
     record = base_record(mode, theme, exit_code)
     record["error"] = error
     record["measured"] = measured
     record["limit"] = limit
-    fd = os.open(records.RESULT_FILE, records.CREATE_FLAGS, records.CREATE_MODE)
-    try:
-        write_all(fd, (encode(record) + "\n").encode("ascii"))
-    finally:
-        os.close(fd)
-    line = "plotq-harness: exit %d %s" % (exit_code, PLOT_REASONS[exit_code])
-    if error is not None:
-        line += " (%s%s)" % (error["class"], "" if error["line"] is None else
-                             " at line %d" % error["line"])
-    write_all(2, (line + "\n").encode("ascii"))
-    sys.stdout.flush()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    write_all(1, encode_line("HARNESS ", {
-        "event": "end", "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)}))
-    return exit_code
+    return pre_arm_exit(writer, record, PLOT_REASONS)
 
 
 def run_plot(mode, plot_path, prepare=None, environ=None):

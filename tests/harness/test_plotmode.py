@@ -548,3 +548,26 @@ class PlotMode(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SharedRunClosure(unittest.TestCase):
+    """Data and plot mode share one run-and-record closure (runclosure.make_run): it and each
+    mode's hooks look nothing up after arming."""
+
+    def test_the_shared_factory_and_the_mode_hooks_bind_everything(self):
+        import datamode
+        import plotmode
+        import runclosure
+        from test_invariants import nested_lookups
+        for factory in (runclosure.make_run, plotmode.make_plot_run, datamode.make_data_run):
+            with self.subTest(factory=factory.__name__):
+                self.assertEqual(nested_lookups(factory), [])
+
+    def test_both_modes_use_it(self):
+        import datamode
+        import plotmode
+        import runclosure
+        self.assertIs(plotmode.make_run, runclosure.make_run)
+        self.assertIs(datamode.make_run, runclosure.make_run)
+        self.assertIs(plotmode.pre_arm_exit, runclosure.pre_arm_exit)
+        self.assertIs(datamode.pre_arm_exit, runclosure.pre_arm_exit)
