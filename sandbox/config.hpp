@@ -61,7 +61,8 @@ struct Config {
 
   // --- warm starts ------------------------------------------------------------------------------
   bool sandbox_cold = false;                                  // true: never use a zygote
-  std::vector<std::string> warm_modes = {"raw", "data", "plot"};  // modes that get a zygote
+  // figure: plotly plot steps (issue 6: a figure render within 400 ms needs a warm plot step).
+  std::vector<std::string> warm_modes = {"raw", "data", "plot", "figure"};  // modes that get a zygote
   bool zygote_fallback_cold = false;  // a job waiting for a (re)starting zygote runs cold instead
   double zygote_start_timeout_s = 60;  // preload must finish within this
   std::uint32_t zygote_max_restarts = 5;  // consecutive failed starts before a mode goes cold for good

@@ -3,9 +3,12 @@
 // every path through interpret_render_job, incl. records that contradict the process).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "runs/render_job.hpp"
+#include "sandbox/config.hpp"
 
 using plotq::runs::ThemeRun;
 namespace runs = plotq::runs;
@@ -85,6 +88,16 @@ TEST_CASE("render_support: plotly needs the figure renderer, bokeh is not in Deb
   CHECK(runs::render_support("", nullptr) == "invalid_library");
   CHECK(runs::render_mode("plotly") == "figure");
   CHECK(runs::render_mode("seaborn") == "plot");
+}
+
+TEST_CASE("every render mode is warm by default: plot and figure get a zygote", "[support]") {
+  // Issue 6's plotly target (p50 <= 400 ms end to end) leaves no room for a cold plot step
+  // (importing plotly alone takes longer), so figure is a default warm mode like plot.
+  const auto modes = sb::Config{}.warm_modes;
+  for (const char* library : {"matplotlib", "seaborn", "plotly"}) {
+    INFO(library);
+    CHECK(std::find(modes.begin(), modes.end(), runs::render_mode(library)) != modes.end());
+  }
 }
 
 TEST_CASE("validate_render_request follows the wire model", "[request]") {
