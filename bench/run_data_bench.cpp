@@ -72,6 +72,24 @@ int main(int argc, char** argv) {
   std::printf("bare cold /usr/bin/python3 + pandas, %zu runs:             p50 %.1f ms, p90 %.1f ms\n",
               bare_ms.size(), pct(bare_ms, 0.5), pct(bare_ms, 0.9));
   std::printf("ratio p50 run-data / bare cold python: %.2f\n", pct(run_ms, 0.5) / pct(bare_ms, 0.5));
+  // Where the time goes: plotqd's data_run log line of each timed request (the launcher's phases
+  // and the ledger commit); the rest of the client's time is HTTP, the route and the queue.
+  std::vector<double> queue, spawn, run, collect, ledger, wall;
+  for (const auto& e : d.log_events("data_run")) {
+    if (e.value("job_id", "").rfind("bench", 0) != 0) continue;
+    queue.push_back(e.value("queue_s", 0.0) * 1000);
+    spawn.push_back(e.value("spawn_s", 0.0) * 1000);
+    run.push_back(e.value("run_s", 0.0) * 1000);
+    collect.push_back(e.value("collect_s", 0.0) * 1000);
+    ledger.push_back(e.value("ledger_s", 0.0) * 1000);
+    wall.push_back(e.value("wall_s", 0.0) * 1000);
+  }
+  if (!wall.empty())
+    std::printf("p50 phases (%zu runs): launcher queue %.1f ms, spawn (zygote fork to entry report) %.1f ms, "
+                "run (harness: arm + snippet + CSV + record) %.1f ms, collect %.1f ms, sandbox wall %.1f ms, "
+                "ledger commit %.1f ms\n",
+                wall.size(), pct(queue, 0.5), pct(spawn, 0.5), pct(run, 0.5), pct(collect, 0.5), pct(wall, 0.5),
+                pct(ledger, 0.5));
   std::printf("failures: %d\n", failures);
   return failures == 0 ? 0 : 1;
 }

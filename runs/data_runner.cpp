@@ -1,5 +1,6 @@
 #include "runs/data_runner.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -17,6 +18,7 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunW
                                         on_done = std::move(on_done)](sandbox::JobResult job) {
     DataRunDone done;
     done.result = interpret_data_job(std::move(job));
+    auto ledger_start = std::chrono::steady_clock::now();
     try {
       done.ledger_id = store::ledger::insert(
           db, ledger_row(who, store::RunKind::data, done.result.job, done.result.outcome, slot_wait_s));
@@ -24,12 +26,21 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunW
       // The run's answer still goes out; the missing row is logged (class only, no content).
       log_event("ledger_write_failed", {{"job_id", who.job_id}, {"error", typeid(e).name()}});
     }
+    const double ledger_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - ledger_start).count();
+    const auto& t = done.result.job.timings;
     log_event("data_run", {{"job_id", who.job_id},
                            {"outcome", done.result.outcome},
                            {"exit_code", done.result.job.exit_code ? nlohmann::json(*done.result.job.exit_code)
                                                                    : nlohmann::json(nullptr)},
                            {"wall_s", done.result.job.wall_s},
-                           {"warm", done.result.job.warm}});
+                           {"warm", done.result.job.warm},
+                           // where the time went (bench/run_data_bench reads these)
+                           {"queue_s", t.queue_s},
+                           {"spawn_s", t.spawn_s},
+                           {"run_s", t.run_s},
+                           {"collect_s", t.collect_s},
+                           {"ledger_s", ledger_s}});
     on_done(std::move(done));
   });
 }
