@@ -1,8 +1,11 @@
-// Running a real io_context in tests: until a condition holds (bounded), or for a while.
+// Running a real io_context in tests: until a condition holds (bounded), or for a while; the
+// millisecond-friendly settings the adapter tests share.
 #pragma once
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <thread>
+
+#include "queue/config.hpp"
 
 namespace qtest {
 
@@ -20,6 +23,18 @@ bool run_until(boost::asio::io_context& io, Pred pred, double timeout_s = 5.0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));  // no work at all right now
   }
   return true;
+}
+
+// 1000 starts per 1 s window and 10 s max wait (capacity 10000); heartbeat and turn deadline 10 s,
+// so neither fires unless a test asks for it.
+inline plotq::queue::Config fast() {
+  plotq::queue::Config c;
+  c.starts_per_window = 1000;
+  c.rate_window_s = 1;
+  c.max_wait_s = 10;
+  c.heartbeat_s = 10;
+  c.turn_deadline_s = 10;
+  return c;
 }
 
 inline void run_for(boost::asio::io_context& io, double seconds) {

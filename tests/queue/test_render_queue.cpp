@@ -13,20 +13,12 @@
 #include "queue/render_queue.hpp"
 
 using namespace plotq::queue;
+using qtest::fast;
 using qtest::run_for;
 using qtest::run_until;
 using qtest::since;
 
 namespace {
-
-Config fast() {
-  Config c;
-  c.starts_per_window = 1000;
-  c.rate_window_s = 1;
-  c.max_wait_s = 10;     // capacity 10000
-  c.heartbeat_s = 10;    // no heartbeat unless a test asks for one
-  return c;
-}
 
 // Records every callback of named tickets as "name:what" lines, and keeps granted leases.
 struct Recorder {

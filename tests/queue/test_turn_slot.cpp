@@ -10,21 +10,12 @@
 #include "queue/turn_slot.hpp"
 
 using namespace plotq::queue;
+using qtest::fast;
 using qtest::run_for;
 using qtest::run_until;
 using qtest::since;
 
 namespace {
-
-Config fast() {
-  Config c;
-  c.starts_per_window = 1000;
-  c.rate_window_s = 1;
-  c.max_wait_s = 10;
-  c.heartbeat_s = 10;
-  c.turn_deadline_s = 10;
-  return c;
-}
 
 struct Log {
   std::vector<std::string> lines;
