@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
     std::printf("render_bench: %zu renders per row, one at a time (the render slot)\n", n);
 
     auto series = [&](const char* name, runs::RenderRequest req, bool spaced) {
-      std::vector<double> total, step, draw, cpu;
+      std::vector<double> total, step, draw, cpu, spawn, run_phase;
       runs::ThemeRun run;
       for (int i = 0; i < 2; ++i) render_one(io, renderer, req, &run);  // untimed: spares, caches
       int failures = 0;
@@ -236,6 +236,8 @@ int main(int argc, char** argv) {
         step.push_back(run.job.wall_s * 1000);
         draw.push_back(run.draw_s * 1000);
         cpu.push_back(run.job.cpu_s * 1000);
+        spawn.push_back(run.job.timings.spawn_s * 1000);
+        run_phase.push_back(run.job.timings.run_s * 1000);
       }
       if (failures) {
         std::fprintf(stderr, "%s: %d failures\n", name, failures);
@@ -243,8 +245,9 @@ int main(int argc, char** argv) {
       }
       Stats s = stats(total);
       print_row(name, s, total.size());
-      std::printf("    p50: plot step wall %.1f ms (its CPU %.1f ms), draw %.1f ms\n", stats(step).p50,
-                  stats(cpu).p50, stats(draw).p50);
+      std::printf("    p50: plot step wall %.1f ms (its CPU %.1f ms; zygote fork to entry report %.1f ms, "
+                  "entry report to exit %.1f ms), draw %.1f ms\n",
+                  stats(step).p50, stats(cpu).p50, stats(spawn).p50, stats(run_phase).p50, stats(draw).p50);
       return s;
     };
 
