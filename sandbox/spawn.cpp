@@ -419,6 +419,7 @@ int ColdHelper::start(const std::vector<std::string>& cgroup_procs, const sock_f
   if (h == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (::getppid() != host) ::_exit(1);
+    ::prctl(PR_SET_NAME, "plotq-cold", 0, 0, 0);  // in ps/top: not one more copy of the host
     reset_signals();
     // Join the slot's cgroups once: every job forked from here is born in them (a v1 migration
     // costs an RCU grace period; this way no job pays it).
