@@ -338,9 +338,11 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
       Job j = std::move(*it);
       pending.erase(it);
       arm_queue_timer();
+      log_event("figure_cancel", {{"id", id}, {"state", "queued"}});
       return complete(j, failure("cancelled", "the job was cancelled before it was drawn"));
     }
     if (!inflight || inflight->id != id || inflight->cancelled || !proc) return;
+    log_event("figure_cancel", {{"id", id}, {"state", "drawing"}, {"pid", proc->pid}});
     // Answer now; the renderer closes the job's page. The next job is sent once it acknowledges
     // (one job at a time), or a fresh renderer takes over if it does not within the grace.
     inflight->cancelled = true;
@@ -386,7 +388,9 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     inflight.reset();
     if (job.cancelled) {
       // Answered already; this is the renderer letting go of it (its page is closed).
-      if (msg.value("code", "") == "cancelled") ++cancels_acknowledged;
+      const bool acknowledged = msg.value("code", "") == "cancelled";
+      if (acknowledged) ++cancels_acknowledged;
+      log_event("figure_cancel_done", {{"id", job.id}, {"acknowledged", acknowledged}, {"pid", p->pid}});
       if (++p->jobs >= cfg.figure_restart_after) retire(p);
       return pump();
     }
