@@ -116,6 +116,9 @@ int main(int argc, char** argv) {
   plotq::set_log_enabled(false);
   sb::Config config;  // the default runs dir (/var/lib/plotq/runs): jobs see an empty tmpfs over /tmp
   config.raw_preload = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
+  // Only the zygotes measured here: a figure zygote (plotly) preloading meanwhile would load
+  // the machine during the first rounds.
+  config.warm_modes = {"raw", "data", "plot"};
   config.min_mem_available_mb = 0;
   bool harness = std::filesystem::exists(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/harness/harness.py");
   boost::asio::io_context io;
