@@ -27,6 +27,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
 #include "common/env.hpp"
@@ -443,7 +444,10 @@ int sweep_run(const std::string& db_path, Args args) {
   std::size_t skipped = files.size() - pending.size();
   store::sweeps::begin_session(*db, sweep.id, static_cast<int>(files.size()), jobs, ::getpid(), store::now_unix());
 
-  set_log_enabled(false);
+  // The launcher's structured log (zygote starts and their preload times, job ends) would bury the
+  // progress lines: off unless PLOTQ_SWEEP_LOG=1 asks for it (diagnosing a slow or failing sweep).
+  const char* sweep_log = std::getenv("PLOTQ_SWEEP_LOG");
+  set_log_enabled(sweep_log && std::string(sweep_log) == "1");
   boost::asio::io_context io{1};
   std::string job_prefix = "sweep-" + random_hex(6);
   std::vector<std::string> themes = split_list(sweep.themes);
@@ -455,14 +459,15 @@ int sweep_run(const std::string& db_path, Args args) {
   std::unique_ptr<runs::SweepBackend> backend;
   // Chromium only when a pending file needs it (its start costs a second or two).
   bool any_plotly = std::any_of(pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; });
-  auto start_figures = [&] {
+  // now = false: made, but Chromium starts later (warm_rest below) or on the first figure.
+  auto start_figures = [&](bool now) {
     if (!any_plotly) return;
     figures = std::make_unique<sandbox::FigureRenderer>(io, sandbox::figure_config_from_env());
     if (!figures->available()) {
       std::fprintf(stderr, "plotq sweep: figure renderer unavailable (%s): plotly files fail as runtime_unavailable\n",
                    figures->unavailable_reason().c_str());
       figures.reset();
-    } else {
+    } else if (now) {
       figures->start();
     }
   };
@@ -490,12 +495,14 @@ int sweep_run(const std::string& db_path, Args args) {
         signals.async_wait(on_signal);
       };
   signals.async_wait(on_signal);
+  double stagger_s = 0;                 // > 0: warm_rest polls the zygotes for at most this long
+  std::vector<std::string> warm_modes;  // the launcher's
   try {
     if (sweep.mode == "bare") {
       runs::BareConfig bare = runs::bare_config_from_env();
       sandbox::Config sc = sandbox::resolved(sandbox::config_from_env());
       runs::ClassVocabulary classes = runs::load_class_vocabulary(bare.python, sc.harness_dir);
-      start_figures();
+      start_figures(true);
       backend = runs::make_bare_backend(io, bare, std::move(classes), figures.get());
     } else if (sweep.server_url) {
       backend = std::make_unique<ServerBackend>(io, *sweep.server_url, job_prefix);
@@ -503,15 +510,28 @@ int sweep_run(const std::string& db_path, Args args) {
       sandbox::Config sc = sandbox::resolved(sandbox::config_from_env());
       // The database stays out of every job's view.
       sc.hidden_paths.push_back(std::filesystem::absolute(db_path).parent_path().string());
-      // plotly's plot step runs in figure mode: warm it too, unless the operator chose the modes.
-      if (any_plotly && !std::getenv("PLOTQ_WARM_MODES") &&
-          std::find(sc.warm_modes.begin(), sc.warm_modes.end(), "figure") == sc.warm_modes.end())
-        sc.warm_modes.push_back("figure");
+      // A sweep runs plot jobs (figure mode for plotly) and nothing else: unless the operator chose
+      // the modes, warm exactly those. A raw or data zygote would only take CPU from the plot
+      // zygote's preload, which the first file waits for.
+      if (!std::getenv("PLOTQ_WARM_MODES")) {
+        bool any_plot = std::any_of(pending.begin(), pending.end(),
+                                    [](const runs::SweepFile& f) { return runs::render_mode(f.library) == "plot"; });
+        sc.warm_modes.clear();
+        if (any_plot) sc.warm_modes.push_back("plot");
+        if (any_plotly) sc.warm_modes.push_back("figure");
+      }
       launcher = std::make_unique<sandbox::Launcher>(io, sc);
       if (!launcher->ready())
         return fail_setup("the sandbox is not ready (plotq sandbox check shows the missing layer)");
-      launcher->prewarm();
-      start_figures();
+      // Staggered warm-up: the first file's job starts its zygote at once; the other zygote and
+      // Chromium wait until one zygote is ready (warm_rest), so that on 2 cores they do not slow
+      // the preload the first file waits for. Without zygotes there is nothing to wait for.
+      stagger_s = sc.sandbox_cold || !launcher->layers().active("warm") || sc.warm_modes.empty()
+                      ? 0
+                      : sc.zygote_start_timeout_s;
+      if (stagger_s <= 0) launcher->prewarm();
+      start_figures(stagger_s <= 0);
+      warm_modes = sc.warm_modes;
       renderer = std::make_unique<runs::Renderer>(io, *launcher, figures.get());
       backend = runs::make_sandbox_backend(*renderer, db.get(), job_prefix);
     }
@@ -538,6 +558,24 @@ int sweep_run(const std::string& db_path, Args args) {
     if (figures) figures->stop();
     io.stop();
   });
+  // The rest of the warm-up once the first zygote is ready (or it failed to within its timeout).
+  boost::asio::steady_timer warm_timer(io);
+  auto warm_deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(stagger_s);
+  std::function<void()> warm_rest = [&] {
+    if (runner.stopped()) return;  // Ctrl-C or an error: start nothing more
+    bool one_ready = std::any_of(warm_modes.begin(), warm_modes.end(),
+                                 [&](const std::string& m) { return launcher->zygote_ready(m); });
+    if (one_ready || std::chrono::steady_clock::now() >= warm_deadline) {
+      launcher->prewarm();
+      if (figures) figures->start();
+      return;
+    }
+    warm_timer.expires_after(std::chrono::milliseconds(100));
+    warm_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) warm_rest();
+    });
+  };
+  if (launcher && stagger_s > 0) warm_rest();
   io.run();
   progress.end();
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
