@@ -11,6 +11,7 @@
 #include "store/quotas.hpp"
 #include "store/strikes.hpp"
 #include "tests/store/helpers.hpp"
+#include "tests/support/cli_run.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::kNow;
@@ -18,37 +19,14 @@ using plotq::store::test::TempDir;
 
 namespace {
 
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
+using Run = plotq::test::CliRun;
+using plotq::test::contains;
+using plotq::test::lines;
+using plotq::test::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// args are plain words chosen by the tests (no quoting needed). PLOTQ_DB is unset so --db rules.
+// The real plotq on files in t (PLOTQ_DB unset so --db rules).
 Run run_plotq(const TempDir& t, const std::string& args) {
-  std::string out = t.file("stdout"), err = t.file("stderr");
-  std::string cmd = "env -u PLOTQ_DB " + std::string(PLOTQ_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
-  Run r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  for (std::string l; std::getline(ss, l);) v.push_back(l);
-  return v;
+  return plotq::test::run_cli(PLOTQ_CLI_PATH, t.path.string(), args);
 }
 
 }  // namespace

@@ -13,21 +13,12 @@
 #include "store/db.hpp"
 #include "store/migrate.hpp"
 #include "store/time.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace plotq::store::test {
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "plotq-store-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
+struct TempDir : plotq::test::ScratchDir {
+  TempDir() : ScratchDir("plotq-store") {}
 };
 
 inline std::unique_ptr<Db> migrated(const std::string& path, Options o = {}) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/sweep/catalogue_expected.hpp"
+#include "tests/support/cli_run.hpp"
 #include "tests/sweep/helpers.hpp"
 #ifdef PLOTQD_BINARY
 #include "tests/support/test_client.hpp"
@@ -27,31 +28,14 @@ using namespace plotq::sweep_test;
 
 namespace {
 
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
+using Run = test::CliRun;
+using test::contains;
+using test::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// args are plain words chosen by the tests. PLOTQ_DB is unset so --db rules.
+// The real plotq on files in t (PLOTQ_DB unset so --db rules); env as `env` takes it.
 Run plotq_cli(const TempDir& t, const std::string& args, const std::string& env = "") {
-  std::string out = t.file("stdout"), err = t.file("stderr");
-  std::string cmd = "env -u PLOTQ_DB " + env + " " + std::string(PLOTQ_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
-  Run r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return test::run_cli(PLOTQ_CLI_PATH, t.path.string(), args, env);
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A file that takes `sleep_s` and then writes a 3200x1800 PNG header (the size check reads no more).
 std::string slow_plot(double sleep_s) {

@@ -11,28 +11,12 @@
 #include "store/db.hpp"
 #include "store/migrate.hpp"
 #include "store/sweeps.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace plotq::sweep_test {
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "plotq-sweep-test-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  // Writes text at a relative path, creating its directories; returns the absolute path.
-  std::string write(const std::string& rel, const std::string& text) const {
-    std::filesystem::path p = path / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
+struct TempDir : test::ScratchDir {
+  TempDir() : ScratchDir("plotq-sweep-test") {}
 };
 
 inline std::unique_ptr<store::Db> migrated(const std::string& path) {
