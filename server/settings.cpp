@@ -53,7 +53,9 @@ void register_turn_settings(Settings& s, TurnConfig& t) {
       .range(1, 16'384);
   s.add("PLOTQ_TURN_PLOT_CODE_MAX_CHARS", &t.plot_code_max_chars, "characters of a plot action's code (over: 413 too_long)")
       .range(1, 131'072);
-  s.add("PLOTQ_TURN_DATA_TIMEOUT_S", &t.data_timeout_s, "sandbox timeout of one data run of a chat turn, seconds").range(0.1, 120);
+  s.add("PLOTQ_TURN_DATA_TIMEOUT_S", &t.data_timeout_s,
+        "sandbox timeout of one data run of a chat turn, seconds (PLOTQ_SANDBOX_MAX_TIMEOUT_S and the turn deadline still cap it)")
+      .range(0.1, 3600);
   s.add("PLOTQ_TURN_RENDER_TIMEOUT_S", &t.render_timeout_s, "sandbox timeout of one theme of a turn's plot, seconds").range(0.1, 120);
   s.add("PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", &t.queue_status_min_interval_s,
         "a waiting turn's queued statuses are at least this far apart (changes in between are merged); 0 = every change")
