@@ -94,7 +94,7 @@ function showEvent(view, name, data) {
   switch (name) {
     case "ready": markStep(view, "ready"); break;
     case "status":
-      pollStatus();  // the slot line follows the turn's own steps, not only the 2 s poll
+      pollStatus();  // the slot line follows the turn's own steps (and done), not only the 2 s poll
       if (data.step === "queued") markStep(view, "queued", `queued: ${data.position} of ${data.waiting}`);
       else markStep(view, data.step, (STEP_LABELS[data.step] || data.step) + (data.attempt > 1 ? ` (try ${data.attempt})` : ""));
       break;
@@ -114,7 +114,7 @@ function showEvent(view, name, data) {
       view.body.append(p);
       break;
     }
-    case "done": markStep(view, "done"); break;
+    case "done": markStep(view, "done"); pollStatus(); break;
     default: break;
   }
 }
