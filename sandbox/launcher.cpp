@@ -285,9 +285,12 @@ std::size_t Launcher::running() const {
 }
 
 void Launcher::prewarm() {
+  for (const auto& m : state_->config.warm_modes) prewarm(m);
+}
+
+void Launcher::prewarm(const std::string& mode) {
   if (state_->config.sandbox_cold || !state_->layers.active("warm")) return;
-  for (const auto& m : state_->config.warm_modes)
-    if (auto z = state_->zygote_for(m)) z->start();
+  if (auto z = state_->zygote_for(mode)) z->start();
 }
 
 std::optional<pid_t> Launcher::zygote_pid(const std::string& mode) const {

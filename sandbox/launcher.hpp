@@ -61,6 +61,7 @@ class Launcher {
   bool ready() const;  // every required layer active
   // Starts the zygotes of Config::warm_modes now instead of on their first job.
   void prewarm();
+  void prewarm(const std::string& mode);  // that mode's zygote only (when it is a warm mode)
   // A zygote's host pid (empty when not running). For tests.
   std::optional<pid_t> zygote_pid(const std::string& mode) const;
   bool zygote_ready(const std::string& mode) const;

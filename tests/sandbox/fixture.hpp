@@ -162,7 +162,7 @@ struct Sandbox {
   }
 
   void wait_zygote(const std::string& mode) {
-    launcher->prewarm();
+    launcher->prewarm(mode);  // not every warm mode: their preloads would load the machine for nothing
     drive([&] { return launcher->zygote_ready(mode); }, 60000);
     REQUIRE(launcher->zygote_ready(mode));
   }
