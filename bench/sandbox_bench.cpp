@@ -12,6 +12,7 @@
 // program run by a zygote that preloaded pandas); the PNG job draws a small matplotlib line plot,
 // in raw mode (a zygote that preloaded pyplot) and, with the harness, in plot mode.
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,14 +68,17 @@ double run_one(boost::asio::io_context& io, sb::Launcher& l, const sb::JobSpec& 
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-double bare_pass(const std::string& python) {
+// Milliseconds of wall time; *cpu_ms = the child's user+sys time.
+double bare_pass(const std::string& python, double* cpu_ms) {
   auto t0 = Clock::now();
   pid_t pid;
   char* argv[] = {const_cast<char*>(python.c_str()), const_cast<char*>("-c"), const_cast<char*>("pass"), nullptr};
   char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
   if (posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv, envp) != 0) return -1;
   int st;
-  waitpid(pid, &st, 0);
+  struct rusage ru {};
+  wait4(pid, &st, 0, &ru);
+  *cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
@@ -156,8 +160,9 @@ int main(int argc, char** argv) {
       int failures = 0;
       sb::JobResult last;
     };
+    double bare_cpu = 0;
     auto once = [&](Row& row) {
-      if (row.bare) return bare_pass(config.python);
+      if (row.bare) return bare_pass(config.python, &bare_cpu);
       return run_one(io, l, row.spec, &row.last);
     };
     auto compare = [&](std::vector<Row>& rows) {
@@ -170,8 +175,12 @@ int main(int argc, char** argv) {
         for (auto& row : rows) {
           double ms = once(row);
           if (row.bare) {
-            if (ms < 0) ++row.failures;
-            else row.ms.push_back(ms);
+            if (ms < 0) {
+              ++row.failures;
+            } else {
+              row.ms.push_back(ms);
+              row.cpu.push_back(bare_cpu);
+            }
             continue;
           }
           const sb::JobResult& r = row.last;
@@ -194,6 +203,7 @@ int main(int argc, char** argv) {
       for (auto& row : rows) {
         Stats s = stats(row.ms, row.failures);
         print_row(row.name.c_str(), s, n);
+        if (row.bare) std::printf("    the process's CPU p50 %.1f ms\n", stats(row.cpu, 0).p50);
         if (!row.bare)
           std::printf("    phases p50: spawn %.2f ms, run %.2f ms, collect %.2f ms; the job's CPU p50 %.1f ms\n",
                       stats(row.spawn, 0).p50, stats(row.run, 0).p50, stats(row.collect, 0).p50, stats(row.cpu, 0).p50);
