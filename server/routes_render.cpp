@@ -3,6 +3,8 @@
 #include <chrono>
 #include <set>
 
+#include <boost/asio/post.hpp>
+
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/data_runner.hpp"
@@ -183,7 +185,14 @@ void register_render_routes(App& app) {
       r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures);
       r->handle = r->renderer->render(std::move(rr), [&app, weak_run, weak_job, who, slot_wait,
                                                       started](runs::RenderResult result) {
-        if (auto rr2 = weak_run.lock()) rr2->lease.release();
+        if (auto rr2 = weak_run.lock()) {
+          rr2->lease.release();
+          // The Renderer's private dir and its descriptor go now, not when the job entry expires
+          // (the entry outlives the render for joiners); posted: this runs inside the Renderer.
+          boost::asio::post(app.ioc, [weak_run] {
+            if (auto rr3 = weak_run.lock()) rr3->renderer.reset();
+          });
+        }
         runs::book_render_rows(app.db, who, result, slot_wait);
         auto j = weak_job.lock();
         if (!j || j->finished) return;

@@ -3,6 +3,7 @@
 // page and lets go of the job; it is not killed and not restarted).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <thread>
 
 #include "tests/support/test_client.hpp"
@@ -31,11 +32,22 @@ json req(const std::string& job_id, const std::string& source) {
 }  // namespace
 
 TEST_CASE("POST /render/{job_id}/cancel stops a plotly figure while Chromium draws it", "[server][cancel]") {
-  TempDir dir;
+  TempDir dir, render_tmp;
   Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
                            {"PLOTQ_ENVIRONMENT", "development"},
-                           {"PLOTQ_RUNS_PER_MINUTE", "10000"}});
+                           {"PLOTQ_RUNS_PER_MINUTE", "10000"},
+                           {"PLOTQ_RENDER_TMP_DIR", render_tmp.path()}});
   REQUIRE(d.wait_listening(30s));
+  auto entries = [&] {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(render_tmp.path(), ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+      ++n;
+    return n;
+  };
+  const std::size_t at_start = entries();  // the turn service's Renderer, made at start
+  CHECK(at_start <= 1);
   // A first figure: the figure zygote and the figure renderer are up and warm.
   auto warm = http_request(d.port(), "POST", "/render", req("warm", kSmall).dump(), {}, 300s);
   INFO(warm.body);
@@ -70,4 +82,9 @@ TEST_CASE("POST /render/{job_id}/cancel stops a plotly figure while Chromium dra
   REQUIRE(after.status == 200);
   CHECK(after.json()["outputs"]["light"]["width"] == 3200);
   CHECK(d.log_events("figure_renderer_start").size() == 1);
+
+  // Each render's private figure dir goes with its Renderer once the render answered (not when
+  // the job entry expires): only the server's own (the turn service's Renderer) is left.
+  for (int i = 0; i < 50 && entries() > at_start; ++i) std::this_thread::sleep_for(100ms);
+  CHECK(entries() == at_start);
 }
