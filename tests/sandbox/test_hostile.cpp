@@ -177,7 +177,13 @@ TEST_CASE("busy loop: RLIMIT_CPU kills it (reason cpu)", "[hostile]") {
     auto r = box.run(raw_job("while True:\n    pass\n", 10, cold));
     CHECK(r.reason == sb::Reason::cpu);
     CHECK(r.signal == SIGKILL);
-    CHECK(r.measured >= 0.9);
+    // The CPU time rusage reports can be under the 1 s limit the kernel enforced: at load ~14 a
+    // clean-clone run measured under 0.9 s (the limit check and rusage account CPU differently).
+    // What matters: it burned most of a second of CPU and the kernel killed it for that (the
+    // launcher calls it cpu only within 0.25 s of the limit).
+    REQUIRE(r.measured.has_value());
+    CHECK(*r.measured >= 0.75);
+    CHECK(*r.measured <= 1.5);
     CHECK(r.limit == Approx(1));
     CHECK(r.wall_s < 8);
   }
