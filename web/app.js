@@ -64,11 +64,41 @@ async function newSession() {
   $("versions").replaceChildren();
   $("no-data").hidden = false;
   $("send").disabled = false;
+  $("paste-send").disabled = false;
+  $("paste-note").textContent = "";
   note("");
 }
 
 function note(text) { $("form-note").textContent = text || ""; }
 function problemText(code) { return PROBLEM_TEXT[code] || (code ? "Refused: " + code : "Request failed."); }
+
+// ---- pasting a table -----------------------------------------------------------------------
+const PASTE_TEXT = {
+  code: "That looks like code, not a table: send it as a data snippet instead.",
+  formula: "That looks like a formula, not a table: send a data snippet that computes it instead.",
+  encoding: "The text is not valid UTF-8.",
+  control_chars: "The text has control characters.",
+  empty: "Nothing to add: the paste is empty.",
+  unparseable: "No table could be read from it (commas or tabs, first row = column names).",
+  too_many_columns: "Too many columns.",
+  too_many_rows: "Too many rows.",
+  cell_too_long: "A cell is too long.",
+  too_long: "The paste is too large (at most 200 KiB).",
+};
+
+async function paste(ev) {
+  ev.preventDefault();
+  if (!state.session) return;
+  const r = await api("POST", `/v1/sessions/${state.session}/datasets`, { text: $("paste").value });
+  if (!r.ok) {
+    const code = r.data && r.data.detail;
+    $("paste-note").textContent = PASTE_TEXT[code] || problemText(code);
+    return;
+  }
+  $("paste-note").textContent = `Added version ${r.data.version}: ${r.data.rows} rows × ${r.data.cols} columns.`;
+  $("paste").value = "";
+  loadVersions();
+}
 
 // ---- turns -------------------------------------------------------------------------------
 function turnView(text) {
@@ -330,6 +360,7 @@ function modeChanged() {
 document.addEventListener("DOMContentLoaded", () => {
   $("new-session").addEventListener("click", newSession);
   $("composer").addEventListener("submit", send);
+  $("paste-form").addEventListener("submit", paste);
   $("cancel").addEventListener("click", cancel);
   for (const r of document.querySelectorAll("input[name=mode]")) r.addEventListener("change", modeChanged);
   pollStatus();

@@ -243,6 +243,20 @@ try {
     await page.screenshot({ path: path.join(outDir, "7-versions.png"), fullPage: true });
   });
 
+  await check("a pasted table becomes the next version - a formula paste is refused in words", async () => {
+    await page.fill("#paste", "y = sin(x) * 2\n");
+    await page.click("#paste-send");
+    await page.waitForFunction(() => document.getElementById("paste-note").textContent.length > 0);
+    assert.match(await page.locator("#paste-note").textContent(), /looks like a formula, not a table/);
+    assert.equal(await page.locator("#versions > li").count(), 2);  // nothing stored
+    await page.fill("#paste", "month,sales\nJan,12\nFeb,15\nMar,9\n");
+    await page.click("#paste-send");
+    await page.waitForFunction(() => document.querySelectorAll("#versions > li").length === 3);
+    assert.match(await page.locator("#paste-note").textContent(), /Added version 3: 3 rows × 2 columns/);
+    assert.match(await page.locator("#versions > li .version .head").first().textContent(), /version 3.*3 rows × 2 columns/);
+    assert.equal(await page.locator("#versions > li").first().locator("details").count(), 0);  // no code: a paste
+  });
+
   await check("server content is shown as text, never as HTML", async () => {
     await page.check("input[name=mode][value=message]");
     await page.fill("#text", "<img src=x onerror=\"document.title='pwned'\"> <b>bold?</b>");
