@@ -236,6 +236,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (core_->cfg.log_requests)
       log_event("request", {{"method", method_}, {"route", route_}, {"status", opt.status}, {"ms", ms_since(started_)},
                             {"stream", true}});
+    // Bound the kernel's share of a stream as well: on loopback the send buffer autotunes up to
+    // tcp_wmem's max (4 MiB), so a reader that never reads would take megabytes before the cap in
+    // queue_write is ever reached (slow readers must be closed at about the cap, issue 5).
+    boost::system::error_code sec;
+    socket_.set_option(asio::socket_base::send_buffer_size(static_cast<int>(
+                           std::min<std::size_t>(core_->cfg.stream_buffer_bytes, 1u << 20))), sec);
     stream_started_ = Clock::now();
     last_ping_ = stream_started_;
     pending_ = std::move(head);

@@ -162,11 +162,10 @@ TEST_CASE("the turn deadline kills a running job - time spent queued does not co
   CHECK(std::chrono::steady_clock::now() - b_started > std::chrono::seconds(3));
 }
 
-// Hidden until server/server.cpp bounds the kernel's send buffer of a stream: on loopback it
-// autotunes up to tcp_wmem's max (4 MiB), so a reader that never reads takes megabytes (minutes of
-// 2 ms heartbeats) before the PLOTQ_SSE_BUFFER_BYTES cap is reached. With SO_SNDBUF set to the cap
-// at start_stream this case passes in ~2 s (checked with a patched plotqd; the patch is with the lead).
-TEST_CASE("a slow reader's stream is closed at its buffer cap - the turn goes on and the resume has it all", "[.]") {
+// plotqd bounds the kernel's send buffer of a stream (SO_SNDBUF): without it, on loopback the
+// buffer autotunes up to tcp_wmem's max (4 MiB) and a reader that never reads would take megabytes
+// before the PLOTQ_SSE_BUFFER_BYTES cap is reached.
+TEST_CASE("a slow reader's stream is closed at its buffer cap - the turn goes on and the resume has it all") {
   Server s(Env{{"PLOTQ_SSE_BUFFER_BYTES", "2048"}, {"PLOTQ_HEARTBEAT_S", "0.002"}});
   auto sa = s.session("ann"), sb = s.session("bob");
   auto [a, a_turn] = hold_slot(s, "ann", sa);
