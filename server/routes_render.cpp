@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "common/base64.hpp"
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/data_runner.hpp"
@@ -27,24 +28,6 @@ using jobs::opt;
 using jobs::round3;
 using jobs::seconds_since;
 
-std::string base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
-    out += t[v >> 18 & 63], out += t[v >> 12 & 63], out += t[v >> 6 & 63], out += t[v & 63];
-  }
-  if (i + 1 == in.size()) {
-    unsigned v = (unsigned char)in[i] << 16;
-    out += t[v >> 18 & 63], out += t[v >> 12 & 63], out += "==";
-  } else if (i + 2 == in.size()) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
-    out += t[v >> 18 & 63], out += t[v >> 12 & 63], out += t[v >> 6 & 63], out += '=';
-  }
-  return out;
-}
 
 bool valid_library(std::string_view s) {
   if (s.empty() || s.size() > 32) return false;
@@ -64,7 +47,7 @@ nlohmann::json theme_json(const runs::ThemeRun& t) {
   return {
       {"exit_code", opt(t.exit_code)},
       {"timed_out", t.timed_out},
-      {"png_base64", t.png ? nlohmann::json(base64(*t.png)) : nlohmann::json(nullptr)},
+      {"png_base64", t.png ? nlohmann::json(base64_encode(*t.png)) : nlohmann::json(nullptr)},
       {"width", t.png ? nlohmann::json(t.width) : nlohmann::json(nullptr)},
       {"height", t.png ? nlohmann::json(t.height) : nlohmann::json(nullptr)},
       {"stderr_tail", t.message},

@@ -22,5 +22,6 @@ int cmd_ledger(Args args);   // tools/cmd_ledger.cpp
 int cmd_sandbox(Args args);  // tools/cmd_sandbox.cpp
 int cmd_sweep(Args args);    // tools/cmd_sweep.cpp
 int cmd_smoke(Args args);    // tools/cmd_smoke.cpp
+int cmd_submit(Args args);   // tools/cmd_submit.cpp
 
 }  // namespace plotq::cli

@@ -69,6 +69,10 @@ const Command kCommands[] = {
      "                                                  run FILE in the sandbox, print the result (JSON)"},
     {"smoke", plotq::cli::cmd_smoke,
      "smoke [--server URL] [--timeout S]              deploy smoke: a 2-row snippet through /run-data"},
+    {"submit", plotq::cli::cmd_submit,
+     "submit data FILE [--out CSV] | submit render FILE [--library L] [--themes light,dark] [--data CSV]\n"
+     "              [--out DIR]  [--server URL] [--timeout S] [--job-id ID] [--json]\n"
+     "                                                  one job through a running plotqd (/run-data, /render)"},
     {"sweep", plotq::cli::cmd_sweep,
      "sweep run DIR [--glob G] [--library L] [--themes light,dark] [--label NAME] [--timeout S]\n"
      "              [--mode sandbox|bare] [--server URL] [--jobs N] [--resume LABEL]\n"
