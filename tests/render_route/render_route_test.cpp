@@ -4,37 +4,18 @@
 
 #include <thread>
 
-#include "store/db.hpp"
-#include "store/ledger.hpp"
-#include "tests/support/test_client.hpp"
+#include "tests/support/dev_plotqd.hpp"
 
 using namespace plotq::test;
 using nlohmann::json;
 
 namespace {
 
-const std::string kLine =
-    "import os\nimport matplotlib.pyplot as plt\nTHEME = os.getenv('ANYPLOT_THEME', 'light')\n"
-    "fig, ax = plt.subplots(figsize=(16, 9), dpi=200)\nax.plot([1, 2, 3], [3, 1, 2])\n"
-    "fig.savefig(f'plot-{THEME}.png', dpi=200)\n";
+const std::string& kLine = kLinePlot;
 
-struct Server {
-  TempDir dir;
-  Plotqd d;
-  Server()
-      : d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
-                          {"PLOTQ_ENVIRONMENT", "development"},
-                          {"PLOTQ_RUNS_PER_MINUTE", "10000"}}) {
-    REQUIRE(d.wait_listening(30s));
-  }
+struct Server : DevPlotqd {
   HttpResponse post(const json& body, Ms timeout = 120s) {
     return http_request(d.port(), "POST", "/render", body.dump(), {}, timeout);
-  }
-  std::vector<plotq::store::LedgerEntry> ledger(const std::string& job_id) {
-    auto db = plotq::store::Db::open(dir.file("plotq.db"));
-    plotq::store::LedgerQuery q;
-    q.job_id = job_id;
-    return plotq::store::ledger::query(*db, q);
   }
 };
 

@@ -5,42 +5,20 @@
 
 #include <filesystem>
 
-#include "store/db.hpp"
-#include "store/ledger.hpp"
 #include "tests/support/cli_run.hpp"
+#include "tests/support/dev_plotqd.hpp"
 #include "tests/support/scratch_dir.hpp"
-#include "tests/support/test_client.hpp"
 
 using namespace plotq::test;
 
 namespace {
 
 const std::string kTwoRows = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2], 'y': [3.5, 4.5]})\n";
-// Runs (the validator passes it: a df is built), then the guard refuses the shell at run time.
+// Refused (the validator, else the guard, stops the shell): a run that ends without a table.
 const std::string kShell =
     "import os\nimport pandas as pd\nos.system('touch /tmp/x')\ndf = pd.DataFrame({'x': [1]})\n";
-const std::string kLine =
-    "import os\nimport matplotlib.pyplot as plt\nTHEME = os.getenv('ANYPLOT_THEME', 'light')\n"
-    "fig, ax = plt.subplots(figsize=(16, 9), dpi=200)\nax.plot([1, 2, 3], [3, 1, 2])\n"
-    "fig.savefig(f'plot-{THEME}.png', dpi=200)\n";
-
-struct Server {
-  TempDir dir;
-  Plotqd d;
-  Server()
-      : d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
-                          {"PLOTQ_ENVIRONMENT", "development"},
-                          {"PLOTQ_RUNS_PER_MINUTE", "10000"}}) {
-    REQUIRE(d.wait_listening(30s));
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(d.port()); }
-  std::vector<plotq::store::LedgerEntry> ledger(const std::string& job_id) {
-    auto db = plotq::store::Db::open(dir.file("plotq.db"));
-    plotq::store::LedgerQuery q;
-    q.job_id = job_id;
-    return plotq::store::ledger::query(*db, q);
-  }
-};
+using Server = DevPlotqd;
+const std::string& kLine = kLinePlot;
 
 }  // namespace
 
