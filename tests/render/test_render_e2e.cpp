@@ -144,6 +144,33 @@ struct World {
     return r;
   }
 
+  // Drives the loop until cond() holds or `seconds` pass; returns cond().
+  bool drive_until(const std::function<bool()>& cond, double seconds) {
+    auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    while (!cond() && Clock::now() < until) {
+      if (io.stopped()) io.restart();
+      io.run_one_for(std::chrono::milliseconds(10));
+    }
+    return cond();
+  }
+
+  // Files left in the Renderer's private dirs (a finished or cancelled render leaves none).
+  std::size_t leftovers() const {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& dir : fs::directory_iterator(tmp.path, ec))
+      for (const auto& f : fs::directory_iterator(dir.path(), ec)) (void)f, ++n;
+    return n;
+  }
+
+  // Starts one render; its answer lands in *result and sets *done.
+  runs::RenderHandle start(const runs::RenderRequest& req, runs::RenderResult* result, bool* done) {
+    return renderer->render(req, [result, done](runs::RenderResult r) {
+      *result = std::move(r);
+      *done = true;
+    });
+  }
+
   // Submits every request at once and drives the loop until all answered. `during` runs on each
   // turn of the loop (tests use it to act while a render runs).
   std::map<std::string, runs::RenderResult> render_all(const std::vector<runs::RenderRequest>& requests,
@@ -392,20 +419,14 @@ TEST_CASE("cancel kills the running theme, skips the next, and draws nothing aft
   bool done = false;
   runs::RenderResult result;
   auto req = w.request("cancel-me", "matplotlib", kSleeper, {"light", "dark"}, 60);
-  runs::RenderHandle handle = w.renderer->render(req, [&](runs::RenderResult r) {
-    result = std::move(r);
-    done = true;
-  });
+  runs::RenderHandle handle = w.start(req, &result, &done);
   CHECK_FALSE(handle.done());
   // Cancel once the sandbox job is running (its process exists).
-  auto until = Clock::now() + std::chrono::seconds(60);
-  while (w.launcher->running() == 0 && Clock::now() < until) w.io.run_one_for(std::chrono::milliseconds(20));
+  w.drive_until([&] { return w.launcher->running() > 0; }, 60);
   REQUIRE(w.launcher->running() == 1);
   auto t0 = Clock::now();
   handle.cancel();
-  until = Clock::now() + std::chrono::seconds(30);
-  while (!done && Clock::now() < until) w.io.run_one_for(std::chrono::milliseconds(20));
-  REQUIRE(done);
+  REQUIRE(w.drive_until([&] { return done; }, 30));
   CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 10);
   CHECK(handle.done());
   REQUIRE(result.outputs.size() == 2);
@@ -419,14 +440,11 @@ TEST_CASE("cancel kills the running theme, skips the next, and draws nothing aft
   done = false;
   result = {};
   req = w.request("cancel-figure", "plotly", catalogue("scatter-basic", "plotly"), {"light", "dark"}, 60);
-  handle = w.renderer->render(req, [&](runs::RenderResult r) {
-    result = std::move(r);
-    done = true;
-  });
+  handle = w.start(req, &result, &done);
   // Cancel on the first turn of the loop after the light plot step's process is gone: the step
   // is either answering or its figure is being drawn.
   bool seen_running = false, cancelled = false;
-  until = Clock::now() + std::chrono::seconds(120);
+  auto until = Clock::now() + std::chrono::seconds(120);
   while (!done && Clock::now() < until) {
     if (w.io.stopped()) w.io.restart();
     w.io.run_one_for(std::chrono::milliseconds(5));
@@ -445,18 +463,11 @@ TEST_CASE("cancel kills the running theme, skips the next, and draws nothing aft
   CHECK(result.outputs.at("dark").job.attempts == 0);
   // The dropped draw still answers later; its JSON and PNG are removed then.
   auto settle = Clock::now() + std::chrono::seconds(20);
-  auto leftovers = [&] {
-    std::size_t n = 0;
-    std::error_code ec;
-    for (const auto& dir : fs::directory_iterator(w.tmp.path, ec))
-      for (const auto& f : fs::directory_iterator(dir.path(), ec)) (void)f, ++n;
-    return n;
-  };
-  while (leftovers() > 0 && Clock::now() < settle) {
+  while (w.leftovers() > 0 && Clock::now() < settle) {
     if (w.io.stopped()) w.io.restart();
     w.io.run_one_for(std::chrono::milliseconds(50));
   }
-  CHECK(leftovers() == 0);
+  CHECK(w.leftovers() == 0);
 }
 
 namespace {
@@ -503,20 +514,19 @@ TEST_CASE("FigureRenderer cancel closes the page of a figure being drawn and the
       *done = true;
     });
   };
-  auto drive_until = [&](const std::function<bool()>& cond, double seconds) {
-    auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-    while (!cond() && Clock::now() < until) {
-      if (w.io.stopped()) w.io.restart();
-      w.io.run_one_for(std::chrono::milliseconds(10));
-    }
-    return cond();
+  auto drive_until = [&](const std::function<bool()>& cond, double seconds) { return w.drive_until(cond, seconds); };
+
+  // Draws the small figure to `out` and waits for its answer.
+  auto draw_small = [&](const fs::path& out, double wait_s) {
+    sb::FigureResult got;
+    bool done = false;
+    draw(small, out, 60, &got, &done);
+    REQUIRE(drive_until([&] { return done; }, wait_s));
+    return got;
   };
 
   // A first figure: the renderer is up and warm.
-  sb::FigureResult first;
-  bool first_done = false;
-  draw(small, dir.path / "small.png", 60, &first, &first_done);
-  REQUIRE(drive_until([&] { return first_done; }, 120));
+  sb::FigureResult first = draw_small(dir.path / "small.png", 120);
   INFO("first draw: " << first.code << " " << first.detail);
   REQUIRE(first.ok);
   const auto starts = w.figures->starts();
@@ -542,10 +552,7 @@ TEST_CASE("FigureRenderer cancel closes the page of a figure being drawn and the
   CHECK(w.figures->starts() == starts);
 
   // The next figure draws on the same renderer; the cancelled one never wrote its PNG.
-  sb::FigureResult next;
-  bool next_done = false;
-  draw(small, dir.path / "next.png", 60, &next, &next_done);
-  REQUIRE(drive_until([&] { return next_done; }, 60));
+  sb::FigureResult next = draw_small(dir.path / "next.png", 60);
   INFO("next draw: " << next.code << " " << next.detail);
   CHECK(next.ok);
   CHECK(w.figures->starts() == starts);
@@ -579,10 +586,7 @@ TEST_CASE("a render cancelled while Chromium draws its figure stops the draw", "
   bool done = false;
   runs::RenderResult result;
   auto req = w.request("cancel-draw", "plotly", kHeavyPlotly, {"light", "dark"}, 90);
-  runs::RenderHandle handle = w.renderer->render(req, [&](runs::RenderResult r) {
-    result = std::move(r);
-    done = true;
-  });
+  runs::RenderHandle handle = w.start(req, &result, &done);
   // The draw has begun once the plot step is over and its JSON sits in the Renderer's private dir.
   auto drawing = [&] {
     if (w.launcher->running() > 0) return false;
@@ -604,9 +608,7 @@ TEST_CASE("a render cancelled while Chromium draws its figure stops the draw", "
   REQUIRE_FALSE(done);
   auto t0 = Clock::now();
   handle.cancel();
-  until = Clock::now() + std::chrono::seconds(10);
-  while (!done && Clock::now() < until) w.io.run_one_for(std::chrono::milliseconds(10));
-  REQUIRE(done);
+  REQUIRE(w.drive_until([&] { return done; }, 10));
   CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 1);
   CHECK(result.outputs.at("light").outcome == "cancelled");
   CHECK(result.outputs.at("light").exit_code == 0);  // its plot step had finished
@@ -616,24 +618,9 @@ TEST_CASE("a render cancelled while Chromium draws its figure stops the draw", "
   // The draw itself was stopped: the renderer acknowledged the cancel (page closed) and was not
   // replaced; the figure files are removed.
   CHECK(w.figures->cancels_in_flight() == in_flight + 1);
-  until = Clock::now() + std::chrono::seconds(10);
-  while (w.figures->cancels_acknowledged() < acknowledged + 1 && Clock::now() < until) {
-    if (w.io.stopped()) w.io.restart();
-    w.io.run_one_for(std::chrono::milliseconds(10));
-  }
+  w.drive_until([&] { return w.figures->cancels_acknowledged() >= acknowledged + 1; }, 10);
   CHECK(w.figures->cancels_acknowledged() == acknowledged + 1);
   CHECK(w.figures->starts() == starts);
-  auto leftovers = [&] {
-    std::size_t n = 0;
-    std::error_code ec;
-    for (const auto& dir : fs::directory_iterator(w.tmp.path, ec))
-      for (const auto& f : fs::directory_iterator(dir.path(), ec)) (void)f, ++n;
-    return n;
-  };
-  until = Clock::now() + std::chrono::seconds(10);
-  while (leftovers() > 0 && Clock::now() < until) {
-    if (w.io.stopped()) w.io.restart();
-    w.io.run_one_for(std::chrono::milliseconds(20));
-  }
-  CHECK(leftovers() == 0);
+  w.drive_until([&] { return w.leftovers() == 0; }, 10);
+  CHECK(w.leftovers() == 0);
 }
