@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/sha256.hpp"
+#include "runs/record_fields.hpp"
 
 namespace plotq::runs {
 namespace {
@@ -11,27 +12,6 @@ constexpr const char* kSnippet = "snippet.py";
 constexpr const char* kOut = "out.csv";
 constexpr const char* kResult = "result.json";
 constexpr const char* kValidation = "validation.json";
-
-std::optional<std::string> str_field(const nlohmann::json& j, const char* k) {
-  if (j.is_object() && j.contains(k) && j[k].is_string()) return j[k].get<std::string>();
-  return std::nullopt;
-}
-std::optional<long long> int_field(const nlohmann::json& j, const char* k) {
-  if (j.is_object() && j.contains(k) && j[k].is_number_integer()) return j[k].get<long long>();
-  return std::nullopt;
-}
-std::optional<double> num_field(const nlohmann::json& j, const char* k) {
-  if (j.is_object() && j.contains(k) && j[k].is_number()) return j[k].get<double>();
-  return std::nullopt;
-}
-
-// Exception class names reach the caller only when they look like a class name.
-bool plain_class_name(const std::string& s) {
-  if (s.empty() || s.size() > 80) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
-  return true;
-}
 
 }  // namespace
 

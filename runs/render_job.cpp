@@ -19,6 +19,7 @@
 #include "common/log.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
+#include "runs/record_fields.hpp"
 #include "sandbox/output.hpp"
 
 namespace plotq::runs {
@@ -79,22 +80,7 @@ bool shallow_json(const std::string& text, int max_depth) {
   return true;
 }
 
-std::optional<std::string> str_field(const nlohmann::json& j, const char* k) {
-  if (j.is_object() && j.contains(k) && j[k].is_string()) return j[k].get<std::string>();
-  return std::nullopt;
-}
-std::optional<long long> int_field(const nlohmann::json& j, const char* k) {
-  if (j.is_object() && j.contains(k) && j[k].is_number_integer()) return j[k].get<long long>();
-  return std::nullopt;
-}
 
-// Exception class names reach the caller only when they look like a class name.
-bool plain_class_name(const std::string& s) {
-  if (s.empty() || s.size() > 80) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
-  return true;
-}
 
 bool plain_word(const std::string& s) {
   if (s.empty() || s.size() > 32) return false;
