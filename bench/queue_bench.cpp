@@ -17,10 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/stats.hpp"
 #include "queue/render_queue.hpp"
 
 using namespace plotq::queue;
 using Clock = std::chrono::steady_clock;
+using plotq::bench::pct;
 
 namespace {
 
@@ -52,10 +54,6 @@ Callbacks callbacks_for(Sink* s) {
   return c;
 }
 
-double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, std::size_t(p * double(v.size() - 1) + 0.5))];
-}
 
 long rss_kib() {
   std::ifstream f("/proc/self/statm");

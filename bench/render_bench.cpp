@@ -38,29 +38,17 @@
 #include "sandbox/config.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
+#include "bench/stats.hpp"
 
 namespace fs = std::filesystem;
 namespace runs = plotq::runs;
 namespace sb = plotq::sandbox;
 using Clock = std::chrono::steady_clock;
+using plotq::bench::Stats;
+using plotq::bench::stats;
 
 namespace {
 
-struct Stats {
-  double p50 = 0, p90 = 0, mean = 0;
-};
-
-Stats stats(std::vector<double> v) {
-  Stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.p50 = v[v.size() / 2];
-  s.p90 = v[std::min(v.size() - 1, v.size() * 9 / 10)];
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(v.size());
-  return s;
-}
 
 void print_row(const char* name, const Stats& s, std::size_t n) {
   std::printf("%-46s n=%-3zu p50 %8.1f ms   p90 %8.1f ms   mean %8.1f ms\n", name, n, s.p50, s.p90, s.mean);

@@ -12,17 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/stats.hpp"
 #include "tests/support/test_client.hpp"
 
 using namespace plotq::test;
 using Clock = std::chrono::steady_clock;
+using plotq::bench::pct;
 
 static double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-static double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
 }
 
 int main(int argc, char** argv) {

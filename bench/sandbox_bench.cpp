@@ -27,31 +27,17 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "bench/stats.hpp"
 #include "common/log.hpp"
 #include "sandbox/launcher.hpp"
 
 namespace sb = plotq::sandbox;
 using Clock = std::chrono::steady_clock;
+using plotq::bench::Stats;
+using plotq::bench::stats;
 
 namespace {
 
-struct Stats {
-  double p50 = 0, p90 = 0, mean = 0;
-  int failures = 0;
-};
-
-Stats stats(std::vector<double> v, int failures) {
-  Stats s;
-  s.failures = failures;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.p50 = v[v.size() / 2];
-  s.p90 = v[std::min(v.size() - 1, v.size() * 9 / 10)];
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(v.size());
-  return s;
-}
 
 // Runs one job and waits for it (driving the loop); returns milliseconds.
 double run_one(boost::asio::io_context& io, sb::Launcher& l, const sb::JobSpec& spec, sb::JobResult* out) {

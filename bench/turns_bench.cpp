@@ -36,11 +36,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/stats.hpp"
 #include "tests/support/test_client.hpp"
 
 using namespace plotq::test;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using plotq::bench::pct;
 
 namespace {
 
@@ -49,12 +51,6 @@ const std::string kQuick = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2],
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t i = static_cast<std::size_t>(p / 100.0 * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 long rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -337,13 +333,13 @@ int bench_latency(const std::string& binary, int streams, int turns) {
   std::printf("(a) plain turn, request to done, %d turns; slot held by a running data job; %d other streams open "
               "(queue: waiting %d, in_flight %d); load avg %.1f\n",
               turns, streams, status["waiting"].get<int>(), status["in_flight"].get<int>(), loadavg());
-  std::printf("    plain turn, loaded   p50 %.3f ms   p90 %.3f ms   p99 %.3f ms   max %.3f ms\n", pct(turn_ms, 50),
-              pct(turn_ms, 90), pct(turn_ms, 99), pct(turn_ms, 100));
+  std::printf("    plain turn, loaded   p50 %.3f ms   p90 %.3f ms   p99 %.3f ms   max %.3f ms\n", pct(turn_ms, 0.5),
+              pct(turn_ms, 0.9), pct(turn_ms, 0.99), pct(turn_ms, 1.0));
   std::printf("    plain turn, idle     p50 %.3f ms   p90 %.3f ms   p99 %.3f ms   max %.3f ms   (baseline: same server before the load)\n",
-              pct(idle_ms, 50), pct(idle_ms, 90), pct(idle_ms, 99), pct(idle_ms, 100));
+              pct(idle_ms, 0.5), pct(idle_ms, 0.9), pct(idle_ms, 0.99), pct(idle_ms, 1.0));
   std::printf("    GET /healthz loaded  p50 %.3f ms   p99 %.3f ms   idle p50 %.3f ms   p99 %.3f ms   (the HTTP floor)\n",
-              pct(floor_ms, 50), pct(floor_ms, 99), pct(idle_floor_ms, 50), pct(idle_floor_ms, 99));
-  std::printf("    loaded / idle: p50 %.2fx  p99 %.2fx\n", pct(turn_ms, 50) / pct(idle_ms, 50), pct(turn_ms, 99) / pct(idle_ms, 99));
+              pct(floor_ms, 0.5), pct(floor_ms, 0.99), pct(idle_floor_ms, 0.5), pct(idle_floor_ms, 0.99));
+  std::printf("    loaded / idle: p50 %.2fx  p99 %.2fx\n", pct(turn_ms, 0.5) / pct(idle_ms, 0.5), pct(turn_ms, 0.99) / pct(idle_ms, 0.99));
   return 0;
 }
 
@@ -505,9 +501,9 @@ int bench_streams(const std::string& binary, int streams, int broadcasts) {
               static_cast<double>(rss1 - rss0) / streams);
   std::printf("    status broadcast to all of them, %d broadcasts (%d complete): arrival - trigger p50 %.1f ms  p99 %.1f ms  "
               "max %.1f ms; last arrival per broadcast median %.1f ms\n",
-              broadcasts, complete, pct(lat, 50), pct(lat, 99), pct(lat, 100), pct(last, 50));
+              broadcasts, complete, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 1.0), pct(last, 0.5));
   std::printf("    socket floor (this process writing one frame to %d loopback sockets, 5 rounds): p50 %.1f ms  p99 %.1f ms\n",
-              streams, pct(floor, 50), pct(floor, 99));
+              streams, pct(floor, 0.5), pct(floor, 0.99));
   return 0;
 }
 
