@@ -27,6 +27,25 @@ std::optional<std::int64_t> version_of(std::string_view s) {
 
 nlohmann::json opt(const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
+// The caller's own session and the version named in the path. On any failure the answer is sent
+// (the caller check's, 404 session_not_found, 404 not_found) and nullopt returned.
+struct VersionInPath {
+  store::Session session;
+  std::int64_t version;
+};
+std::optional<VersionInPath> version_in_path(App& app, const Request& req, Responder& res) {
+  auto caller = check_caller(app.callers, req, res);
+  if (!caller) return std::nullopt;
+  auto session = owned_session(app, *caller, req.param("id"), res);
+  if (!session) return std::nullopt;
+  auto version = version_of(req.param("version"));
+  if (!version) {
+    res.send_error("not_found");
+    return std::nullopt;
+  }
+  return VersionInPath{std::move(*session), *version};
+}
+
 }  // namespace
 
 void register_dataset_routes(App& app) {
@@ -52,15 +71,11 @@ void register_dataset_routes(App& app) {
   });
 
   app.router.get("/v1/sessions/{id}/datasets/{version}", [&app](Request req, std::shared_ptr<Responder> res) {
-    auto caller = check_caller(app.callers, req, *res);
-    if (!caller) return;
-    auto session = owned_session(app, *caller, req.param("id"), *res);
-    if (!session) return;
-    auto version = version_of(req.param("version"));
-    if (!version) return res->send_error("not_found");
+    auto at = version_in_path(app, req, *res);
+    if (!at) return;
     std::optional<store::DatasetVersion> v;
     try {
-      v = store::datasets::get(app.db, session->id, *version);
+      v = store::datasets::get(app.db, at->session.id, at->version);
     } catch (const std::exception&) {
       return res->send_error("store_unavailable");
     }
@@ -81,20 +96,16 @@ void register_dataset_routes(App& app) {
   });
 
   app.router.post("/v1/sessions/{id}/datasets/{version}/confirm", [&app](Request req, std::shared_ptr<Responder> res) {
-    auto caller = check_caller(app.callers, req, *res);
-    if (!caller) return;
-    auto session = owned_session(app, *caller, req.param("id"), *res);
-    if (!session) return;
-    auto version = version_of(req.param("version"));
-    if (!version) return res->send_error("not_found");
+    auto at = version_in_path(app, req, *res);
+    if (!at) return;
     bool found = false;
     try {
-      found = store::datasets::confirm(app.db, session->id, *version, store::now_unix());
+      found = store::datasets::confirm(app.db, at->session.id, at->version, store::now_unix());
     } catch (const std::exception&) {
       return res->send_error("store_unavailable");
     }
     if (!found) return res->send_error("not_found");
-    res->send_json(200, {{"version", *version}, {"confirmed", true}});
+    res->send_json(200, {{"version", at->version}, {"confirmed", true}});
   });
 
   RouteOptions paste_opts;
