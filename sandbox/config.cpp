@@ -167,11 +167,18 @@ void stage_for_jobs(Config& c) {
     ::closedir(d);
     if (ok) c.harness_dir = hd;
   }
-  if (lib_hidden && copy_file(c.confine_lib, dir + "/libplotq_confine.so", 0755))
+  // The cold path's exec-arm module lives next to the library (sandbox/exec_arm_module.c).
+  if (lib_hidden && copy_file(c.confine_lib, dir + "/libplotq_confine.so", 0755) &&
+      copy_file(exec_arm_module(c), dir + "/plotq_exec_arm.so", 0755))
     c.confine_lib = dir + "/libplotq_confine.so";
 }
 
 }  // namespace
+
+std::string exec_arm_module(const Config& c) {
+  std::string::size_type slash = c.confine_lib.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/plotq_exec_arm.so";
+}
 
 Config resolved(Config c) {
   if (c.harness_dir.empty()) c.harness_dir = project_home() + "/sandbox/harness";

@@ -84,6 +84,8 @@ Config config_from_env();
 // jobs cannot see it (under /tmp or a hidden path, e.g. a checkout in /tmp), read-only copies are
 // staged under /var/lib/plotq/stage/<hash>/ and the config points there.
 Config resolved(Config c);
+// plotq_exec_arm.so, next to confine_lib: the cold path arms the exec filter with it.
+std::string exec_arm_module(const Config& c);
 // The path is behind one of the empty tmpfs mounts every job gets (/tmp, hidden_paths, runs, locks).
 bool hidden_in_jobs(const Config& c, const std::string& path);
 

@@ -146,7 +146,8 @@ LayerReport probe_layers(const Config& config, const CgroupSupport& cgroups) {
     else add(name, 0, true, path);
   };
   visible_file("python", config.python, executable(config.python));
-  visible_file("confine_lib", config.confine_lib, readable(config.confine_lib));
+  visible_file("confine_lib", config.confine_lib,
+               readable(config.confine_lib) && readable(exec_arm_module(config)));
   visible_file("harness", config.harness_dir, readable(config.harness_dir + "/entry.py"));
   bool warm_ok = r.active("user_ns") && r.active("confine_lib") && r.active("harness") &&
                  readable(config.harness_dir + "/zygote.py");

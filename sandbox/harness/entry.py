@@ -2,7 +2,7 @@
 place and before any user code.
 
 1. Arms the exec filter (a second seccomp filter: execve/execveat -> EPERM, on every thread) and
-   sets the process non-dumpable again (an exec resets that), through libplotq_confine.so.
+   sets the process non-dumpable again (an exec resets that).
 2. Writes the first and only line of the report pipe, `armed <state>` or `refused <state>`, and
    closes it. This line is the start marker of every mode: a job that never wrote it never
    reached its entry (a launcher failure, retried once by the host).
@@ -13,6 +13,8 @@ place and before any user code.
 4. Leaves with the os._exit bound before the job ran.
 
 Cold path:  python3 -I -B entry.py --mode M --report-fd 3 --lib LIB [--filter-optional] -- ARGV...
+            (LIB = libplotq_confine.so; the exec filter is armed by plotq_exec_arm.so, its
+            sibling, a C extension: no ctypes and no C++ runtime in a cold job)
 Warm path:  zygote.py calls run_job() in its forked child (the library is already loaded).
 Exit 3 (EXEC_DENY_EXIT) means "the exec filter could not be armed"; the host believes it only
 after a `refused` line (a job can exit 3 by itself).
@@ -32,27 +34,32 @@ def set_lib(lib):
     _lib = lib
 
 
-def _load_lib(path):
-    global _lib
-    if _lib is None:
-        import ctypes
+def _load_arm_module(lib_path):
+    """plotq_exec_arm.so, next to the confine library (sandbox/exec_arm_module.c), loaded the
+    way importlib loads an extension but without importing importlib or ctypes: those imports
+    and the C++ library were most of a cold job's cost over a bare interpreter."""
+    import _frozen_importlib
+    import _imp
 
-        _lib = ctypes.CDLL(path, use_errno=True)
-    return _lib
+    path = os.path.join(os.path.dirname(lib_path), "plotq_exec_arm.so")
+    return _imp.create_dynamic(_frozen_importlib.ModuleSpec("plotq_exec_arm", None, origin=path))
 
 
 def arm_exec_filter(lib_path=None):
-    """Returns (armed, state)."""
-    try:
-        lib = _load_lib(lib_path)
-    except OSError:
-        return False, "library"
-    import ctypes
+    """Returns (armed, state). Warm path: the zygote's library (its program was built before the
+    fork); cold path: plotq_exec_arm.so. Both install build_exec_filter()'s program."""
+    if _lib is not None:
+        import ctypes
 
-    buf = ctypes.create_string_buffer(64)
-    rc = lib.plotq_arm_exec_filter(buf, ctypes.c_size_t(len(buf)))
-    state = buf.value.decode("ascii", "replace") or "unknown"
-    return rc == 0, state
+        buf = ctypes.create_string_buffer(64)
+        rc = _lib.plotq_arm_exec_filter(buf, ctypes.c_size_t(len(buf)))
+        return rc == 0, buf.value.decode("ascii", "replace") or "unknown"
+    try:
+        module = _load_arm_module(lib_path)
+    except (ImportError, OSError, TypeError):
+        return False, "library"
+    armed, state = module.arm()
+    return bool(armed), str(state)
 
 
 def _exit_code(code):

@@ -1,5 +1,6 @@
 // Unit tests of the host-side pieces: safe output reads, bounded capture buffers, tree walks and
-// removal, limits arithmetic, config parsing, result JSON, uid block reservation.
+// removal, limits arithmetic, config parsing, result JSON, uid block reservation, the generated
+// exec filter.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "sandbox/job.hpp"
 #include "sandbox/output.hpp"
 #include "sandbox/rlimits.hpp"
+#include "sandbox/seccomp_filter.hpp"
 #include "sandbox/watchdog.hpp"
 
 namespace sb = plotq::sandbox;
@@ -229,4 +231,29 @@ TEST_CASE("uid blocks of two launchers never overlap", "[credentials]") {
   sb::UidBlock again(dir, 62000, 10, 4);  // released with the first two
   CHECK(again.first() == 62000);
   std::filesystem::remove_all(dir);
+}
+
+// The cold path's plotq_exec_arm.so carries the exec filter as generated C (exec_filter_bpf.h);
+// it must be instruction for instruction the program the warm path installs.
+namespace generated {
+#include "exec_filter_bpf.h"
+}
+
+TEST_CASE("the exec-arm module's program is build_exec_filter()'s", "[seccomp]") {
+  sb::BpfProgram built = sb::build_exec_filter();
+  constexpr std::size_t n = sizeof generated::plotq_exec_filter / sizeof generated::plotq_exec_filter[0];
+  REQUIRE(built.insns.size() == n);
+  for (std::size_t i = 0; i < n; ++i) {
+    INFO("instruction " << i);
+    CHECK(built.insns[i].code == generated::plotq_exec_filter[i].code);
+    CHECK(built.insns[i].jt == generated::plotq_exec_filter[i].jt);
+    CHECK(built.insns[i].jf == generated::plotq_exec_filter[i].jf);
+    CHECK(built.insns[i].k == generated::plotq_exec_filter[i].k);
+  }
+}
+
+TEST_CASE("exec_arm_module lives next to the confine library", "[config]") {
+  sb::Config c;
+  c.confine_lib = "/opt/plotq/lib/libplotq_confine.so";
+  CHECK(sb::exec_arm_module(c) == "/opt/plotq/lib/plotq_exec_arm.so");
 }
