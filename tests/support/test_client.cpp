@@ -117,9 +117,14 @@ Plotqd::Plotqd(std::string binary, Env env, std::vector<std::string> args, bool 
 }
 
 void Plotqd::stop() {
+  // SIGTERM first: a plotqd that shuts down removes its private dirs (plotq-render-*, the figure
+  // renderer's); SIGKILL only when it does not exit in time.
   if (!exit_code_) {
-    ::kill(pid_, SIGKILL);
-    wait_exit(10s);
+    ::kill(pid_, SIGTERM);
+    if (!wait_exit(5s)) {
+      ::kill(pid_, SIGKILL);
+      wait_exit(10s);
+    }
   }
   if (thread_.joinable()) {
     // Give the reader a moment to drain what the child wrote last, then wake it.

@@ -50,7 +50,7 @@ class TempDir {
 class Plotqd {
  public:
   Plotqd(std::string binary, Env env, std::vector<std::string> args = {}, bool wait = true);
-  ~Plotqd();  // SIGKILL if still running
+  ~Plotqd();  // SIGTERM if still running (SIGKILL after 5 s)
   Plotqd(const Plotqd&) = delete;
   Plotqd& operator=(const Plotqd&) = delete;
 
@@ -74,7 +74,7 @@ class Plotqd {
 
  private:
   void reader();
-  void stop();  // kill, reap, stop the reader thread
+  void stop();  // SIGTERM (then SIGKILL), reap, stop the reader thread
   pid_t pid_ = -1;
   int out_fd_ = -1, err_fd_ = -1;
   int wake_[2] = {-1, -1};  // tells the reader thread to stop (grandchildren may hold the pipes)
