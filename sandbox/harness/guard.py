@@ -278,10 +278,30 @@ def _replace_everywhere(replacements):
     return replaced
 
 
-def replace_unaudited(table):
-    """Swaps each (module, attribute) for a stub, in that module and in every loaded module that
-    holds the same object under any name (os.write is posix.write; subprocess._fork_exec).
-    Returns [(namespace, key, original, rule)] for every entry replaced."""
+def warm_stub_index():
+    """Reads what arming reads (every loaded module's namespace, the index) and changes nothing.
+    A zygote's spare calls it while it waits for a job: reading an object writes its reference
+    count, so the copy-on-write faults of those reads (~1,000 pages, a few ms) are taken before
+    the job arrives instead of while it arms. Returns the number of namespaces read."""
+    index = _STUB_INDEX[0]
+    if index is None:
+        return 0
+    sizes = index[2]
+    count = 0
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict:
+            continue
+        known = sizes.get(id(namespace))
+        if known is not None and known[0] is namespace:
+            count += known[1] == len(namespace)
+    for namespace, key, _value in index[1]:
+        namespace.get(key)
+    return count
+
+
+def _stub_replacements(table):
+    """{id(original): (original, stub, rule)} for each (module, attribute, rule) that exists."""
     originals = {}
     for module_name, attr, rule in table:
         module = sys.modules.get(module_name)
@@ -290,7 +310,14 @@ def replace_unaudited(table):
         original = getattr(module, attr)
         stub = _make_stub(STUB_EVENT_PREFIX + rule)
         originals[id(original)] = (original, stub, rule)
-    return _replace_everywhere(originals)
+    return originals
+
+
+def replace_unaudited(table):
+    """Swaps each (module, attribute) for a stub, in that module and in every loaded module that
+    holds the same object under any name (os.write is posix.write; subprocess._fork_exec).
+    Returns [(namespace, key, original, rule)] for every entry replaced."""
+    return _replace_everywhere(_stub_replacements(table))
 
 
 def arm(policy, code_filename):
@@ -442,9 +469,12 @@ def arm(policy, code_filename):
         gc_off[0] = True
         _gc_disable()
 
-    _install_quiet_patches()
+    # One walk over the loaded modules swaps both the stubs and inspect.currentframe (a quiet
+    # patch, see _install_quiet_patches).
+    replacements = _stub_replacements(policy.unaudited)
+    _install_quiet_patches(replacements)
     exits = tuple((namespace, key, original) for namespace, key, original, rule
-                  in replace_unaudited(policy.unaudited) if rule == "exit")
+                  in _replace_everywhere(replacements) if rule == "exit")
     _set_item = dict.__setitem__
 
     def release_exit():
@@ -469,15 +499,16 @@ def _no_warning_display(*args, **kwargs):
     return None
 
 
-def _install_quiet_patches():
+def _install_quiet_patches(replacements):
     """Library calls that would otherwise trip the guard on benign paths: pandas' warnings ask
     inspect.currentframe() for a stack level (answered None, which pandas handles), showing
     a warning reads the source line through linecache (an open): warnings are not shown, and
-    logging's caller lookup reads a frame."""
+    logging's caller lookup reads a frame. inspect.currentframe is added to `replacements`
+    (swapped everywhere by the caller's walk)."""
     inspect = sys.modules.get("inspect")
     if inspect is not None and inspect.currentframe is not _none:
         current = inspect.currentframe
-        _replace_everywhere({id(current): (current, _none, "quiet")})
+        replacements[id(current)] = (current, _none, "quiet")
     warnings = sys.modules.get("warnings")
     if warnings is not None:
         warnings.showwarning = _no_warning_display

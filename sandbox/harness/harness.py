@@ -4,6 +4,7 @@
                                 ["--figure", "plot.py"] (plot/figure: ANYPLOT_THEME=light|dark)
   harness.preload(mode) -> None "data", "plot", "figure" or "raw": import what the mode needs
                                 (warm zygote)
+  harness.warm_spare(mode, job_waiting) -> int   a zygote's spare, before its job arrives
 
 main() is called in the job process, cwd = a fresh work dir, after the kernel layers are in place.
 It prints `HARNESS {"event": "start"}` first and `HARNESS {"event": "end", ...}` last, and returns
@@ -36,8 +37,43 @@ def preload(mode):
     pandas.tseries and pandas.api, every time zone, scipy's computing submodules and the admitted
     standard modules; "plot": that plus every module of matplotlib (Agg) and seaborn, the
     builtin and frozen modules, and a warm-up draw; "figure": plot plus plotly and the trace
-    classes and validators a warm-up figure set imports; "raw": nothing)."""
+    classes and validators a warm-up figure set imports; "raw": nothing).
+
+    Every mode but raw also imports data mode's own modules and the codec read_snippet decodes
+    with (utf-8-sig), first, so that the stub index built at the end of preload knows their
+    namespaces: in a warm child they would otherwise be found and compiled from source, and
+    the codec looked up on disk, on every job (~5 ms of CPU, more wall time in a sandbox)."""
+    if mode != "raw":
+        import encodings.utf_8_sig  # noqa: F401
+        import datamode  # noqa: F401  (runclosure, table, errors, guard, validator, records)
     _preload.preload(mode)
+
+
+def warm_spare(mode, job_waiting=None):
+    """What a warm zygote's spare (a fresh fork waiting for its one job) runs before the job
+    arrives, off the job's latency: the reads arming does (guard.warm_stub_index) and, in data
+    mode, the harness's own pre-arm steps on a constant frame (datamode.warm_spare_steps). They
+    change nothing a job can observe; they take the copy-on-write faults of the zygote's shared
+    pages that the job would otherwise take. Stops before the next step once job_waiting()
+    says a job is waiting, and at the first step that fails (an optimisation only). Returns the
+    number of steps run. Never arms anything."""
+    if mode == "raw":
+        return 0
+    import guard
+    steps = [guard.warm_stub_index]
+    if mode == "data":
+        import datamode
+        steps.extend(datamode.warm_spare_steps())
+    done = 0
+    for step in steps:
+        if job_waiting is not None and job_waiting():
+            break
+        try:
+            step()
+        except Exception:
+            break
+        done += 1
+    return done
 
 
 def _main(argv, validate):

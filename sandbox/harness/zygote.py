@@ -21,8 +21,10 @@ Protocol (SOCK_SEQPACKET control socket, one message per job):
 A child is forked ahead of time per job slot (a "spare", pid 1 of a fresh pid namespace, already
 in the slot's cgroups, waiting on a private socket), so neither the fork of this large process nor
 the cgroup migration (an RCU grace period, often 10-20 ms) is on the job's latency; each spare
-serves exactly one job and is never reused. --slot-cgroups lists, per slot, the cgroup.procs files
-its jobs belong to. The child: takes stdout/stderr/report as fds 1/2/3, closes everything
+serves exactly one job and is never reused. While it waits, a spare runs harness.warm_spare(mode):
+reads and harness steps on a constant frame that take the copy-on-write faults its job would
+otherwise take (nothing a job can observe; it stops as soon as the job message is waiting).
+--slot-cgroups lists, per slot, the cgroup.procs files its jobs belong to. The child: takes stdout/stderr/report as fds 1/2/3, closes everything
 else (the control socket, other jobs' descriptors), confines itself through the library (the same
 C++ code as the cold path), replaces its environment, reseeds numpy, and runs entry.run_job().
 """
@@ -80,6 +82,18 @@ def join_cgroups(procs_files):
     return 0
 
 
+def warm_spare(sock):
+    """A spare's work while it waits for its job (harness.warm_spare: off the job's latency,
+    nothing a job can observe); it stops as soon as a job message is waiting. Nothing of the job
+    exists yet: its uid, mounts, limits and filters all come after the message."""
+    harness = sys.modules.get("harness")
+    if harness is None:
+        return
+    waiting = select.poll()
+    waiting.register(sock, select.POLLIN)
+    harness.warm_spare(mode, lambda: bool(waiting.poll(0)))
+
+
 def child_main(sock, procs_files):
     """Runs in a spare: join the slot's cgroups, wait for one job, then become it. Never returns."""
     code = 126
@@ -90,6 +104,7 @@ def child_main(sock, procs_files):
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
         cgroup_error = join_cgroups(procs_files)
+        warm_spare(sock)
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not msg or len(fds) != 3:
             os._exit(0)  # the zygote closed our socket: no job for us

@@ -2,10 +2,12 @@
 the way the launcher's warm path does. Never arms anything itself; each child arms its own guard
 and exits.
 
-Protocol (one JSON object per line): stdin {"work", "capture", "argv", "validate", "env"} ->
+Protocol (one JSON object per line): stdin {"work", "capture", "argv", "validate", "env"[, "warm"]} ->
 stdout {"work", "exit"}. A child runs with cwd = work, stdin /dev/null, stdout/stderr to files in
 `capture` (outside the work dir), and calls harness.main(argv) -- or, with validate=false,
 harness._main(argv, validate=False), the guard layer on its own. Exit status = the harness's code.
+Before the job a child runs harness.warm_spare(mode), as a zygote's spare does ("warm": false
+skips it).
 """
 
 import json
@@ -15,10 +17,15 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import harness  # noqa: E402
 
-harness.preload(sys.argv[2] if len(sys.argv) > 2 else "data")
+MODE = sys.argv[2] if len(sys.argv) > 2 else "data"
+harness.preload(MODE)
 
 
 def child(job):
+    if job.get("warm", True):
+        # what the launcher's spare does before its job arrives (zygote.py): every job of the
+        # harness tests runs in a pre-warmed child unless it asks otherwise
+        harness.warm_spare(MODE)
     os.chdir(job["work"])
     devnull = os.open("/dev/null", os.O_RDONLY)
     out = os.open(os.path.join(job["capture"], "stdout"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)

@@ -2,10 +2,13 @@
 time, the exit-code table is disjoint and documented, the vocabularies match the README."""
 
 import dis
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import types
 import unittest
@@ -127,6 +130,94 @@ class StubIndex(unittest.TestCase):
         proc = subprocess.run([sys.executable, "-I", "-B", "-c", self.SCRIPT, HARNESS_DIR],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.stdout, "REPLACED", proc.stderr[-1000:])
+
+
+class WarmSpare(unittest.TestCase):
+    """harness.warm_spare (a zygote's spare, before its job) runs every step, changes nothing a
+    job could observe, stops when a job waits, and leaves arming finding every stub place."""
+
+    SCRIPT = textwrap.dedent('''
+        import gc, hashlib, json, os, random, sys, warnings
+        sys.path.insert(0, sys.argv[1])
+        import harness
+        harness.preload("data")
+        import datamode, guard
+        import numpy as np
+        os.chdir(sys.argv[2])
+
+        def snapshot():
+            spaces = {}
+            for name, module in list(sys.modules.items()):
+                ns = getattr(module, "__dict__", None)
+                if type(ns) is dict and name != "__main__":  # this script's own globals
+                    spaces[name] = [id(ns), sorted(k for k in ns if type(k) is str),
+                                    sorted(id(v) for v in ns.values())]
+            state = np.random.get_state()
+            return {"modules": spaces, "np": hashlib.sha256(state[1].tobytes()).hexdigest(),
+                    "np_pos": int(state[2]), "random": repr(random.getstate()),
+                    "files": sorted(os.listdir(".")), "fds": sorted(os.listdir("/proc/self/fd")),
+                    "gc": gc.isenabled(), "filters": repr(warnings.filters),
+                    "cwd": os.getcwd(), "env": dict(os.environ)}
+
+        def replaced_places():
+            real = (os.write, os._exit)
+            places = guard.replace_unaudited(guard.DATA_UNAUDITED)
+            ok = os.write is not real[0]
+            real[0](1, json.dumps([len(places), ok]).encode())
+            real[1](0)
+
+        def in_child(fn):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.dup2(w, 1)
+                fn()
+            os.close(w)
+            out = b""
+            while True:
+                chunk = os.read(r, 1 << 16)
+                if not chunk:
+                    break
+                out += chunk
+            os.close(r)
+            os.waitpid(pid, 0)
+            return json.loads(out)
+
+        before = snapshot()
+        steps = harness.warm_spare("data")
+        after = snapshot()
+        changed = sorted(k for k in before if before[k] != after[k])
+        changed_modules = sorted(n for n in set(before["modules"]) | set(after["modules"])
+                                 if before["modules"].get(n) != after["modules"].get(n))
+        skipped = harness.warm_spare("data", lambda: True)
+        cold_places = in_child(replaced_places)
+        warm_places = in_child(lambda: (harness.warm_spare("data"), replaced_places()))
+        print(json.dumps({"steps": steps, "expected": 1 + len(datamode.warm_spare_steps()),
+                          "changed": changed, "changed_modules": changed_modules,
+                          "skipped": skipped, "cold": cold_places, "warm": warm_places}))
+        ''')
+
+    def test_warm_spare_is_invisible_and_complete(self):
+        work = tempfile.mkdtemp(prefix="plotq-warm-")
+        try:
+            proc = subprocess.run([sys.executable, "-I", "-B", "-c", self.SCRIPT, HARNESS_DIR, work],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+            report = json.loads(proc.stdout.strip().splitlines()[-1])
+            self.assertFalse(os.listdir(work))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        # every step ran: a step that failed would stop the warm-up silently
+        self.assertEqual(report["steps"], report["expected"])
+        self.assertGreaterEqual(report["steps"], 2)
+        # nothing a job could observe changed: module namespaces (keys and values), random
+        # states, files, descriptors, gc, warning filters, cwd, environment
+        self.assertEqual(report["changed"], [], report["changed_modules"][:20])
+        self.assertEqual(report["skipped"], 0)
+        # arming after a warm-up swaps the same places, and os.write is stubbed
+        self.assertTrue(report["cold"][1])
+        self.assertEqual(report["warm"], report["cold"])
+        self.assertGreater(report["cold"][0], 0)
 
 
 class PlotExitCodes(unittest.TestCase):
