@@ -21,12 +21,16 @@ Protocol (SOCK_SEQPACKET control socket, one message per job):
 A child is forked ahead of time per job slot (a "spare", pid 1 of a fresh pid namespace, already
 in the slot's cgroups, waiting on a private socket), so neither the fork of this large process nor
 the cgroup migration (an RCU grace period, often 10-20 ms) is on the job's latency; each spare
-serves exactly one job and is never reused. While it waits, a spare runs harness.warm_spare(mode):
+serves exactly one job and is never reused. While it waits, a spare makes its job's net/ipc/uts
+namespaces (SPARE_NAMESPACES; they depend on nothing of the job), reseeds numpy and runs
+harness.warm_spare(mode):
 reads and harness steps on a constant frame that take the copy-on-write faults its job would
 otherwise take (nothing a job can observe; it stops as soon as the job message is waiting).
---slot-cgroups lists, per slot, the cgroup.procs files its jobs belong to. The child: takes stdout/stderr/report as fds 1/2/3, closes everything
-else (the control socket, other jobs' descriptors), confines itself through the library (the same
-C++ code as the cold path), replaces its environment, reseeds numpy, and runs entry.run_job().
+--slot-cgroups lists, per slot, the cgroup.procs files its jobs belong to. The child, once its
+job message came: takes stdout/stderr/report as fds 1/2/3, closes everything else (the control
+socket, other jobs' descriptors), confines itself through the library (the same C++ code as the
+cold path, minus the namespaces it made already), replaces its environment, and runs
+entry.run_job().
 """
 import ctypes
 import gc
@@ -45,6 +49,12 @@ if HERE not in sys.path:
 import entry  # noqa: E402
 
 CLONE_NEWPID = 0x20000000
+# Namespaces a spare makes for its job while it waits: the job's own (sandbox/namespaces.cpp,
+# job_self_namespaces()) that depend on nothing of the job -- fresh, empty, used by this one
+# process only, exactly as plotq_confine_job would make them after the message. The mount
+# namespace is left to plotq_confine_job: its mounts are the job's (its work dir).
+CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
+SPARE_NAMESPACES = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_DUMPABLE = 4
 # A used spare is replaced once no job runs, or this long after the job started (see main).
 REFILL_AFTER_S = 0.03
@@ -104,6 +114,13 @@ def child_main(sock, procs_files):
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
         cgroup_error = join_cgroups(procs_files)
+        # Job-independent preparation, off the job's latency (sandbox/README.md "spare"): the
+        # job's net/ipc/uts namespaces (~1 ms, mostly the net namespace) and numpy's seed (every
+        # child would otherwise repeat the zygote's global RandomState; a spare serves one job).
+        made = SPARE_NAMESPACES if libc.unshare(SPARE_NAMESPACES) == 0 else 0
+        np_random = sys.modules.get("numpy.random")
+        if np_random is not None:
+            np_random.seed()
         warm_spare(sock)
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not msg or len(fds) != 3:
@@ -118,6 +135,11 @@ def child_main(sock, procs_files):
             os._exit(125)
         confine = dict(job["confine"])
         confine["cgroup_procs"] = []  # joined already, before the job came
+        flags = int(confine.get("unshare_flags", 0))
+        if made & ~flags:  # the spare made a namespace this job did not ask for: not its sandbox
+            os.write(3, b"error confine:spare-namespaces 22\n")
+            os._exit(125)
+        confine["unshare_flags"] = flags & ~made  # made already, before the job came
         err = ctypes.create_string_buffer(256)
         rc = lib.plotq_confine_job(json.dumps(confine).encode(), err, ctypes.c_size_t(256))
         if rc != 0:
@@ -125,9 +147,6 @@ def child_main(sock, procs_files):
             os._exit(125)
         os.environ.clear()
         os.environ.update(job["env"])
-        np_random = sys.modules.get("numpy.random")
-        if np_random is not None:
-            np_random.seed()  # every child would repeat the zygote's global RandomState
         entry.run_job(job["mode"], job["argv"], 3, require_filter=job.get("require_filter", True))
     except BaseException:
         try:

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <optional>
 
 #include "fixture.hpp"
@@ -210,4 +211,45 @@ TEST_CASE("warm jobs do not repeat the zygote's random state", "[warm]") {
   REQUIRE(b.reason == sb::Reason::ok);
   CHECK(a.warm);
   CHECK(a.stdout_head != b.stdout_head);
+}
+
+TEST_CASE("warm jobs get net ipc and uts namespaces of their own - not the zygote's nor another job's", "[warm]") {
+  // A spare makes these while it waits for its job (zygote.py SPARE_NAMESPACES): each spare
+  // makes fresh ones, so two jobs never share them, and the zygote's stay its own.
+  Sandbox box;
+  box.wait_zygote("raw");
+  pid_t z = *box.launcher->zygote_pid("raw");
+  auto ns_of = [](const std::string& proc, const char* kind) {
+    char buf[128] = {0};
+    ssize_t n = ::readlink((proc + "/ns/" + kind).c_str(), buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("?");
+  };
+  const std::string prog = R"(
+import os
+for kind in ("net", "ipc", "uts"):
+    print(kind, os.readlink("/proc/self/ns/" + kind), flush=True)
+print("ifaces", sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]), flush=True)
+)";
+  auto a = box.run(raw_job(prog, 20, false));
+  auto b = box.run(raw_job(prog, 20, false));
+  REQUIRE(a.reason == sb::Reason::ok);
+  REQUIRE(b.reason == sb::Reason::ok);
+  REQUIRE(a.warm);
+  REQUIRE(b.warm);
+  INFO(a.stdout_head << "\n" << b.stdout_head);
+  CHECK_THAT(a.stdout_head, Catch::Contains("ifaces ['lo']"));  // an empty network namespace
+  for (const char* kind : {"net", "ipc", "uts"}) {
+    std::string zygote = ns_of("/proc/" + std::to_string(z), kind);
+    REQUIRE(zygote != "?");
+    std::string line = std::string(kind) + " " + kind + ":[";
+    REQUIRE_THAT(a.stdout_head, Catch::Contains(line));
+    auto value = [&](const std::string& out) {
+      auto p = out.find(line);
+      return out.substr(p + std::strlen(kind) + 1, out.find('\n', p) - p - std::strlen(kind) - 1);
+    };
+    CHECK(value(a.stdout_head) != zygote);
+    CHECK(value(b.stdout_head) != zygote);
+    CHECK(value(a.stdout_head) != value(b.stdout_head));
+    CHECK(ns_of("/proc/self", kind) != value(a.stdout_head));  // nor the host's
+  }
 }
