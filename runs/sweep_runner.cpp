@@ -1,5 +1,6 @@
 #include "runs/sweep_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <boost/asio/post.hpp>
@@ -90,8 +91,21 @@ struct SweepRunner::State : std::enable_shared_from_this<SweepRunner::State> {
     launch();
   }
 
+  // Moves the first file that is not held to position `next` (the others keep their order).
+  void skip_held() {
+    if (!options.hold || !options.hold(pending[next])) return;
+    for (std::size_t j = next + 1; j < pending.size(); ++j) {
+      if (!options.hold(pending[j])) {
+        std::rotate(pending.begin() + static_cast<std::ptrdiff_t>(next), pending.begin() + static_cast<std::ptrdiff_t>(j),
+                    pending.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+        return;
+      }
+    }
+  }
+
   void launch() {
     while (!stopped && in_flight < static_cast<std::size_t>(options.jobs) && next < pending.size()) {
+      skip_held();
       SweepTask task = load_sweep_task(pending[next], next);
       ++next;
       if (task.refused) {

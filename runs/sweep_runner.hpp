@@ -53,13 +53,19 @@ struct RunnerOptions {
   std::vector<std::string> themes = {"light", "dark"};
   double timeout_s = 60;
   int jobs = 1;
+  // Optional: true while the render path of such a file is still warming up (its zygote or
+  // Chromium starting). The runner then draws the next file that is not held first, so that no
+  // file waits for a warm-up while others could run; held files keep their order and run when
+  // nothing else is left (the launcher starts what they need on demand).
+  std::function<bool(const SweepFile&)> hold;
 };
 
 class SweepRunner {
  public:
   SweepRunner(boost::asio::io_context& io, store::Db& db, std::int64_t sweep_id, SweepBackend& backend,
               RunnerOptions options, FileRecorded on_file = nullptr);
-  // Draws `pending` (files not yet recorded) in order; total/skipped are for the counts only.
+  // Draws `pending` (files not yet recorded) in order (but see RunnerOptions::hold); total/skipped
+  // are for the counts only.
   // on_finished runs once on the io_context when every started file came back.
   void start(std::vector<SweepFile> pending, std::size_t total, std::size_t skipped,
              std::function<void()> on_finished);

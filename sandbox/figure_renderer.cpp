@@ -753,5 +753,6 @@ std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
 std::uint64_t FigureRenderer::cancels_in_flight() const { return impl_->cancels_in_flight; }
 std::uint64_t FigureRenderer::cancels_acknowledged() const { return impl_->cancels_acknowledged; }
 pid_t FigureRenderer::renderer_pid() const { return impl_->proc ? impl_->proc->pid : 0; }
+bool FigureRenderer::ready() const { return impl_->proc && impl_->proc->ready; }
 
 }  // namespace plotq::sandbox

@@ -101,6 +101,8 @@ class FigureRenderer {
   // and process group of the current one (0 when none).
   std::uint64_t starts() const;
   pid_t renderer_pid() const;
+  // A renderer process is up and said "ready" (warmed up); false before start() and while one starts.
+  bool ready() const;
   // Jobs cancelled while being drawn, and how many of those the renderer acknowledged (its page
   // closed) rather than being killed.
   std::uint64_t cancels_in_flight() const;

@@ -459,10 +459,21 @@ int sweep_run(const std::string& db_path, Args args) {
   std::unique_ptr<runs::SweepBackend> backend;
   // Chromium only when a pending file needs it (its start costs a second or two).
   bool any_plotly = std::any_of(pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; });
-  // now = false: made, but Chromium starts later (warm_rest below) or on the first figure.
+  std::size_t figure_renders = themes.size() * static_cast<std::size_t>(std::count_if(
+      pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; }));
+  // now = false: made, but Chromium starts later (the warm-up chain below) or on the first figure.
   auto start_figures = [&](bool now) {
     if (!any_plotly) return;
-    figures = std::make_unique<sandbox::FigureRenderer>(io, sandbox::figure_config_from_env());
+    sandbox::FigureConfig fc = sandbox::figure_config_from_env();
+    // Every figure is drawn in a fresh page (plotly.js started in it: ~1 s of CPU). A sweep knows
+    // how many it will draw: unless the operator chose, keep up to kSweepFigureSpares made ahead
+    // while the renderer is idle, so that figures drawn back to back do not wait for their page.
+    // Same in both modes (bare draws its figures through this renderer too).
+    constexpr std::uint32_t kSweepFigureSpares = 4;
+    if (!std::getenv("PLOTQ_FIGURE_SPARES"))
+      fc.figure_spares = std::max(fc.figure_spares,
+                                  static_cast<std::uint32_t>(std::min<std::size_t>(figure_renders, kSweepFigureSpares)));
+    figures = std::make_unique<sandbox::FigureRenderer>(io, fc);
     if (!figures->available()) {
       std::fprintf(stderr, "plotq sweep: figure renderer unavailable (%s): plotly files fail as runtime_unavailable\n",
                    figures->unavailable_reason().c_str());
@@ -523,9 +534,8 @@ int sweep_run(const std::string& db_path, Args args) {
       launcher = std::make_unique<sandbox::Launcher>(io, sc);
       if (!launcher->ready())
         return fail_setup("the sandbox is not ready (plotq sandbox check shows the missing layer)");
-      // Staggered warm-up: the first file's job starts its zygote at once; the other zygote and
-      // Chromium wait until one zygote is ready (warm_rest), so that on 2 cores they do not slow
-      // the preload the first file waits for. Without zygotes there is nothing to wait for.
+      // Staggered warm-up (the warm-up chains below), so that the warm-up bursts do not pile up
+      // on 2 cores. Without zygotes there is nothing to stagger.
       stagger_s = sc.sandbox_cold || !launcher->layers().active("warm") || sc.warm_modes.empty()
                       ? 0
                       : sc.zygote_start_timeout_s;
@@ -543,6 +553,12 @@ int sweep_run(const std::string& db_path, Args args) {
   ro.themes = themes;
   ro.timeout_s = sweep.timeout_s;
   ro.jobs = jobs;
+  // While the figure path warms up (its zygote, then Chromium), draw the plot files first.
+  bool warm_figure = std::find(warm_modes.begin(), warm_modes.end(), "figure") != warm_modes.end();
+  ro.hold = [&](const runs::SweepFile& f) {
+    if (!launcher || stagger_s <= 0 || runs::render_mode(f.library) != "figure") return false;
+    return (warm_figure && !launcher->zygote_ready("figure")) || (figures && !figures->ready());
+  };
   runs::SweepRunner runner(io, *db, sweep.id, *backend, ro,
                            [&](const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows) {
                              progress.file(c, rows);
@@ -558,24 +574,68 @@ int sweep_run(const std::string& db_path, Args args) {
     if (figures) figures->stop();
     io.stop();
   });
-  // The rest of the warm-up once the first zygote is ready (or it failed to within its timeout).
-  boost::asio::steady_timer warm_timer(io);
-  auto warm_deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(stagger_s);
-  std::function<void()> warm_rest = [&] {
-    if (runner.stopped()) return;  // Ctrl-C or an error: start nothing more
-    bool one_ready = std::any_of(warm_modes.begin(), warm_modes.end(),
-                                 [&](const std::string& m) { return launcher->zygote_ready(m); });
-    if (one_ready || std::chrono::steady_clock::now() >= warm_deadline) {
-      launcher->prewarm();
-      if (figures) figures->start();
-      return;
+  // The warm-up chains, one per warm mode, run side by side: the plot zygote alone; the figure
+  // zygote, then Chromium once it is ready (or its start timeout passed). The plot preload is the
+  // longer one (~3.4 s of CPU against ~2 s): on 2 cores the figure zygote is ready within that
+  // wait and Chromium's start overlaps it and the first plot files, one burst beside each. On one
+  // core the chains run one after the other. The figure files wait for their chain (ro.hold)
+  // while plot files are left.
+  struct WarmStep {
+    std::function<void()> start;
+    std::function<bool()> ready;
+  };
+  struct WarmChain {
+    std::vector<WarmStep> steps;
+    std::size_t at = 0;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<WarmChain> warm_chains;
+  if (launcher && stagger_s > 0) {
+    for (const auto& m : warm_modes) {
+      WarmChain chain;
+      chain.steps.push_back({[&, m] { launcher->prewarm(m); }, [&, m] { return launcher->zygote_ready(m); }});
+      if (m == "figure" && figures)
+        chain.steps.push_back({[&] { figures->start(); }, [&] { return figures->ready(); }});
+      warm_chains.push_back(std::move(chain));
     }
+    if (figures && !warm_figure && !warm_chains.empty())
+      warm_chains.back().steps.push_back({[&] { figures->start(); }, [&] { return figures->ready(); }});
+    if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+      for (std::size_t i = 1; i < warm_chains.size(); ++i)
+        for (auto& step : warm_chains[i].steps) warm_chains[0].steps.push_back(std::move(step));
+      warm_chains.resize(std::min<std::size_t>(warm_chains.size(), 1));
+    }
+  }
+  boost::asio::steady_timer warm_timer(io);
+  auto step_deadline = [&] {
+    return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                  std::chrono::duration<double>(stagger_s));
+  };
+  std::function<void()> warm_next = [&] {
+    if (runner.stopped()) return;  // Ctrl-C or an error: start nothing more
+    bool left = false;
+    for (auto& chain : warm_chains) {
+      while (chain.at < chain.steps.size() &&
+             (chain.steps[chain.at].ready() || std::chrono::steady_clock::now() >= chain.deadline)) {
+        if (++chain.at < chain.steps.size()) {
+          chain.steps[chain.at].start();
+          chain.deadline = step_deadline();
+        }
+      }
+      left = left || chain.at < chain.steps.size();
+    }
+    if (!left) return;
     warm_timer.expires_after(std::chrono::milliseconds(100));
     warm_timer.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec) warm_rest();
+      if (!ec) warm_next();
     });
   };
-  if (launcher && stagger_s > 0) warm_rest();
+  for (auto& chain : warm_chains) {
+    if (chain.steps.empty()) continue;
+    chain.steps[0].start();
+    chain.deadline = step_deadline();
+  }
+  if (!warm_chains.empty()) warm_next();
   io.run();
   progress.end();
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -182,6 +182,7 @@ TEST_CASE("a machine without Chromium answers runtime_unavailable and starts not
   CHECK_FALSE(res.ok);
   CHECK(res.code == "runtime_unavailable");
   CHECK(r.starts() == 0);
+  CHECK_FALSE(r.ready());
   CHECK_FALSE(fs::exists(dir.path / "plot-light.png"));
 }
 
@@ -190,6 +191,7 @@ TEST_CASE("plotly scatter and subplot figures, light and dark, come out at the e
   asio::io_context io;
   FigureRenderer r(io, test_config());
   REQUIRE(r.available());
+  CHECK_FALSE(r.ready());  // nothing started yet
   TempDir dir;
   struct Case {
     const char* fixture;
@@ -210,6 +212,7 @@ TEST_CASE("plotly scatter and subplot figures, light and dark, come out at the e
     CHECK(res.csp_violations == 0);
   }
   CHECK(r.starts() == 1);  // one warm renderer served all five
+  CHECK(r.ready());
 }
 
 TEST_CASE("bad figures are refused with their own code, write no PNG, and leave the renderer up") {

@@ -227,3 +227,33 @@ TEST_CASE("runner: a backend error stops the sweep - that file is not recorded")
   CHECK(error.find("other themes") != std::string::npos);
   CHECK(g.rows().empty());
 }
+
+TEST_CASE("runner: held files (render path still warming) go after the others in order - and run when only they are left") {
+  Fixture f(0);
+  for (const char* rel : {"plots/a/implementations/python/plotly.py", "plots/b/implementations/python/matplotlib.py",
+                          "plots/c/implementations/python/plotly.py", "plots/d/implementations/python/seaborn.py",
+                          "plots/e/implementations/python/matplotlib.py"})
+    f.add(rel, "print(1)\n");
+  RunnerOptions o;
+  o.jobs = 1;
+  // Warm once two files have started: a, c held until then, and then drawn where they stand.
+  o.hold = [&](const SweepFile& file) { return file.library == "plotly" && f.backend.started.size() < 2; };
+  SweepCounts c = f.run(o);
+  CHECK(c.done == 5);
+  CHECK(f.backend.started == std::vector<std::string>{
+                                 "plots/b/implementations/python/matplotlib.py", "plots/d/implementations/python/seaborn.py",
+                                 "plots/a/implementations/python/plotly.py", "plots/c/implementations/python/plotly.py",
+                                 "plots/e/implementations/python/matplotlib.py"});
+  CHECK(f.rows().size() == 10);
+
+  // Never warm: every held file still runs, after the rest, in its own order.
+  Fixture g(0);
+  for (const char* rel : {"plots/a/implementations/python/plotly.py", "plots/b/implementations/python/plotly.py",
+                          "plots/c/implementations/python/matplotlib.py"})
+    g.add(rel, "print(1)\n");
+  o.hold = [](const SweepFile& file) { return file.library == "plotly"; };
+  CHECK(g.run(o).done == 3);
+  CHECK(g.backend.started == std::vector<std::string>{"plots/c/implementations/python/matplotlib.py",
+                                                      "plots/a/implementations/python/plotly.py",
+                                                      "plots/b/implementations/python/plotly.py"});
+}
