@@ -165,34 +165,37 @@ _WARM_SNIPPET = (
 
 
 def warm_spare_steps():
-    """Steps (no-argument callables) a zygote's spare may run while it waits for a job, each a
-    few hundred microseconds to ~2 ms; the spare stops between two steps once a job is waiting.
+    """Steps (no-argument callables, run in order) a zygote's spare may run while it waits for a
+    job, each about 1-3 ms on a quiet machine; the spare stops between two steps once a job is
+    waiting.
     They take, before the job exists, the copy-on-write faults a data job would otherwise take
     on the zygote's shared pages (reference counts of the validator's, pandas' and the CSV
     writer's code and objects) and change nothing a job can observe: no file, no descriptor, no
     random state, no module attribute, no guard (the guard is armed by the job itself, after its
     own snippet is compiled). The frame is the harness's own constant, never a snippet's."""
     import builtins as _builtins
+    made = []   # each step's product for the next one
 
     def validate_and_compile():
         tree, findings = prepare_data_code(_WARM_SNIPPET)
-        if tree is not None and not findings:
-            return compile(tree, "<warm>", "exec", dont_inherit=True)
-        return None
+        if tree is None or findings:
+            raise ValueError("the warm-up snippet did not validate")
+        made.append(compile(tree, "<warm>", "exec", dont_inherit=True))
 
-    def build_and_convert():
-        code = validate_and_compile()
-        if code is None:
-            return
+    def build():
         namespace = {"__name__": "__warm__", "__builtins__": _builtins}
-        exec(code, namespace)
-        make_converter(TableLimits())(namespace["df"])
+        exec(made.pop(), namespace)
+        made.append(namespace["df"])
+
+    def convert():
+        if make_converter(TableLimits())(made.pop())[0] != DATA_EXIT.OK:
+            raise ValueError("the warm-up frame did not convert")
 
     def closures():
         make_classifier()
         records.make_writer()
 
-    return (validate_and_compile, build_and_convert, closures)
+    return (validate_and_compile, build, convert, closures)
 
 
 def run_data(snippet_path, validate=True, preload=None):

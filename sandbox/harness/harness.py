@@ -60,7 +60,7 @@ def warm_spare(mode, job_waiting=None):
     if mode == "raw":
         return 0
     import guard
-    steps = [guard.warm_stub_index]
+    steps = [lambda: guard.warm_stub_index(job_waiting)]
     if mode == "data":
         import datamode
         steps.extend(datamode.warm_spare_steps())
