@@ -19,6 +19,7 @@
 #include "server/app.hpp"
 #include "server/job_registry.hpp"
 #include "server/server.hpp"
+#include "store/checkpointer.hpp"
 #include "store/db.hpp"
 #include "store/idempotency.hpp"
 #include "store/migrate.hpp"
@@ -118,6 +119,18 @@ int run(int argc, char** argv) {
     return 3;
   }
 
+  // WAL checkpoints (and their fsyncs) run on a thread of their own, not inside a turn's commit.
+  std::unique_ptr<store::Checkpointer> checkpointer;
+  if (cfg.db.checkpoint_interval_ms > 0) {
+    try {
+      checkpointer = std::make_unique<store::Checkpointer>(*db, cfg.db.checkpoint_interval_ms);
+    } catch (const store::StoreError& e) {
+      std::fprintf(stderr, "plotqd: store: %s\n", e.what());
+      log_event("store_failed", {{"code", e.code()}});
+      return 3;
+    }
+  }
+
   boost::asio::io_context ioc{1};
   Router router;
   Health health;
@@ -187,6 +200,7 @@ int run(int argc, char** argv) {
     signals.async_wait(on_signal);
     ioc.run();
   }
+  checkpointer.reset();  // joins its thread; the writer checkpoints itself again
   db.reset();  // closes the store (WAL checkpoint on last close)
   log_event("stopped", {{"exit_code", exit_code}});
   return exit_code;

@@ -181,6 +181,11 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   s.add("PLOTQ_DB_SYNCHRONOUS_FULL", &c.db.synchronous_full, "synchronous=FULL instead of NORMAL (WAL)");
   s.add("PLOTQ_DB_BUSY_TIMEOUT_MS", &c.db.busy_timeout_ms, "milliseconds to wait for another writer (the plotq CLI)")
       .range(0, 600'000);
+  s.add("PLOTQ_DB_CACHE_KIB", &c.db.cache_kib, "SQLite page cache of plotqd's connection, KiB (0: SQLite's 2000)")
+      .range(0, 4 * 1024 * 1024);
+  s.add("PLOTQ_DB_CHECKPOINT_INTERVAL_MS", &c.db.checkpoint_interval_ms,
+        "WAL checkpoint from a background thread this often, ms (0: inside the writer's commits)")
+      .range(0, 3'600'000);
   s.add("PLOTQ_HOME", &c.home, "where the project's files are (sandbox harness, web page)");
 
   // Render slot and queue (queue/README.md)

@@ -1,7 +1,7 @@
 // One chat turn while it lives in plotqd: its stage, its hold on the render slot, whatever sandbox
 // work it runs, and the streams that follow it. Every event of a turn goes through the EventLog
-// (server/turn_events.hpp): stored first, then delivered here to the subscribers. A client that
-// goes away only drops its subscription; the turn goes on. Loop thread only.
+// (server/turn_events.hpp): delivered here to the subscribers, then stored in the same loop turn.
+// A client that goes away only drops its subscription; the turn goes on. Loop thread only.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -43,11 +43,15 @@ class Turn {
   // status{queued} pacing (TurnService::queued_status)
   std::chrono::steady_clock::time_point last_queued_status{};
   std::optional<queue::Position> deferred_status;  // newest position not sent yet
+  // The seq (SSE id) of the turn's next event. plotqd is the only writer of a live turn's events
+  // and a turn starts with none, so the EventLog numbers them here instead of asking the store.
+  std::int64_t next_seq = 1;
 
   // ---- streams ----
   // Follows the turn from after `after`: events with a larger seq are written to res as they come.
   void subscribe(std::shared_ptr<Responder> res, std::int64_t after);
-  // Called by the EventLog once the event is stored. After "done" every stream is closed.
+  // Called by the EventLog (the event is stored right after, in the same loop turn). After "done"
+  // every stream is closed.
   void deliver(std::int64_t seq, const std::string& name, const std::string& frame);
   // Ends every stream without an event (the event could not be stored).
   void close_streams();

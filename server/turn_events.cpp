@@ -8,16 +8,24 @@
 
 #include "common/log.hpp"
 #include "store/db.hpp"
+#include "store/turn_event_writer.hpp"
 #include "store/turns.hpp"
 
 namespace plotq::server {
 
 EventLog::EventLog(boost::asio::io_context& io, store::Db& db) : io_(io), db_(db) {}
 
+EventLog::~EventLog() = default;
+
 void EventLog::emit(const std::shared_ptr<Turn>& turn, std::string_view name, const nlohmann::json& data) {
   if (turn->ending()) return;
-  pending_.push_back({turn, std::string(name),
-                      data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), std::nullopt, 0});
+  emit_json(turn, name, data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void EventLog::emit_json(const std::shared_ptr<Turn>& turn, std::string_view name, std::string data) {
+  if (turn->ending()) return;
+  // The id is the turn's next seq, taken now: ids only grow, even past an event that failed to store.
+  pending_.push_back({turn, std::string(name), std::move(data), std::nullopt, turn->next_seq++});
   schedule();
 }
 
@@ -25,7 +33,7 @@ void EventLog::finish(const std::shared_ptr<Turn>& turn, const std::string& stat
                       const std::optional<std::string>& code) {
   if (turn->ending()) return;
   nlohmann::json done = {{"turn", turn->id}, {"state", state}};
-  pending_.push_back({turn, "done", done.dump(), std::make_pair(state, code), 0});
+  pending_.push_back({turn, "done", done.dump(), std::make_pair(state, code), turn->next_seq++});
   turn->stage = Turn::Stage::ending;
   schedule();
 }
@@ -36,46 +44,58 @@ void EventLog::schedule() {
   boost::asio::post(io_, [this] { flush(); });
 }
 
+bool EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
+  try {
+    if (!writer_) writer_ = std::make_unique<store::turns::EventWriter>(db_);
+    SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    for (auto& p : batch) {
+      writer_->append(p.turn->id, p.seq, p.name, p.data, now_iso);
+      if (p.finish) writer_->finish(p.turn->id, p.finish->first, p.finish->second, now_iso);
+    }
+    tx.commit();
+    ++commits_;
+    return true;
+  } catch (const std::exception& e) {
+    log_event("turn_events_store_failed", {{"events", batch.size()}, {"class", typeid(e).name()}, {"what", e.what()}});
+  }
+  // The batch failed as a whole (one bad row, the disk, a writer holding the lock past the busy
+  // timeout): store what can be stored row by row, so one turn's failure is not everybody's.
+  for (auto& p : batch) {
+    try {
+      if (!writer_) writer_ = std::make_unique<store::turns::EventWriter>(db_);
+      SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+      writer_->append(p.turn->id, p.seq, p.name, p.data, now_iso);
+      if (p.finish) writer_->finish(p.turn->id, p.finish->first, p.finish->second, now_iso);
+      tx.commit();
+    } catch (const std::exception& e) {
+      p.failed = true;
+      ++failures_;
+      log_event("turn_event_lost", {{"turn", p.turn->id}, {"seq", p.seq}, {"event", p.name}, {"class", typeid(e).name()}});
+    }
+  }
+  return false;
+}
+
 void EventLog::flush() {
   scheduled_ = false;
   if (pending_.empty()) return;
   std::vector<Pending> batch;
   batch.swap(pending_);
-  auto now = store::now_unix();
-  bool stored = false;
-  try {
-    SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    for (auto& p : batch) {
-      p.seq = store::turns::append_event(db_, p.turn->id, p.name, p.data, now);
-      if (p.finish) store::turns::finish(db_, p.turn->id, p.finish->first, p.finish->second, now);
-    }
-    tx.commit();
-    stored = true;
-    ++commits_;
-  } catch (const std::exception& e) {
-    ++failures_;
-    log_event("turn_events_store_failed", {{"events", batch.size()}, {"class", typeid(e).name()}});
-  }
+  const std::string now_iso = store::iso_utc(store::now_unix());
 
-  if (stored) {
-    for (auto& p : batch) {
-      auto frame = format_sse_event(p.name, p.data, std::to_string(p.seq));
-      if (frame) p.turn->deliver(p.seq, p.name, *frame);
-      if (p.finish && on_done_) on_done_(p.turn);
-    }
-    return;
-  }
-  // Not stored, so not sent. Streams of these turns end (a resume finds what was stored); a turn
-  // whose end could not be stored is still let go, so its user is not blocked for good.
+  // Frames go out first (a broadcast reaches 10,000 streams without waiting for 10,000 inserts),
+  // then the batch is committed in the same loop turn: nothing else runs on the loop in between,
+  // so no reader, resume or next message can see the store without these events.
   for (auto& p : batch) {
-    p.turn->close_streams();
-    if (p.finish) {
-      try {
-        store::turns::finish(db_, p.turn->id, p.finish->first, p.finish->second, now);
-      } catch (const std::exception&) {
-      }
-      if (on_done_) on_done_(p.turn);
-    }
+    auto frame = format_sse_event(p.name, p.data, std::to_string(p.seq));
+    if (frame) p.turn->deliver(p.seq, p.name, *frame);
+  }
+  bool whole = store(batch, now_iso);
+  for (auto& p : batch) {
+    // An event that was sent but could not be stored: its streams end, so the client resumes
+    // from the store (it sees the gap in ids, never another event under a sent id: ids only grow).
+    if (!whole && p.failed) p.turn->close_streams();
+    if (p.finish && on_done_) on_done_(p.turn);  // a turn whose end could not be stored is let go too
   }
 }
 

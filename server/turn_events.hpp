@@ -1,7 +1,11 @@
-// Every event of every turn goes through here: stored first, then sent. Events emitted during one
-// loop turn are written in ONE SQLite transaction at the end of that loop turn (a queue broadcast
-// to 10,000 waiting turns is one commit, not 10,000), and only after the commit are they delivered
-// to the turns' streams, with their seq as the SSE id. Loop thread only.
+// Every event of every turn goes through here. An event's id (its seq) is the turn's next one,
+// taken when it is emitted. Events emitted during one loop turn are handled together at the end of
+// that loop turn: their frames are written to the turns' streams, then they are stored in ONE
+// SQLite transaction (cached statements; a queue broadcast to 10,000 waiting turns is one commit),
+// both in the same handler, so nothing else on the loop (a resume, the next message, a status
+// read) can run between the write and the commit. When the commit fails the rows are stored one by
+// one; a row that still fails is logged (turn_event_lost) and its turn's streams are closed, so the
+// client resumes from what was stored. Loop thread only.
 #pragma once
 #include <functional>
 #include <memory>
@@ -18,27 +22,33 @@ class io_context;
 }
 namespace plotq::store {
 class Db;
+namespace turns {
+class EventWriter;
 }
+}  // namespace plotq::store
 
 namespace plotq::server {
 
 class EventLog {
  public:
   EventLog(boost::asio::io_context& io, store::Db& db);
+  ~EventLog();
 
   // Queues one event of the turn (ignored once the turn is ending).
   void emit(const std::shared_ptr<Turn>& turn, std::string_view name, const nlohmann::json& data);
+  // The same with data already compact JSON (hot paths format it without nlohmann::json).
+  void emit_json(const std::shared_ptr<Turn>& turn, std::string_view name, std::string data);
   // Queues done{turn, state} and the turn's end in the store (turns::finish with outcome = state
   // and code); the turn is ending from now on. on_done runs after the done event was delivered.
   void finish(const std::shared_ptr<Turn>& turn, const std::string& state, const std::optional<std::string>& code);
   // Called once per turn after its done event went out (the service forgets the turn there).
   void on_turn_done(std::function<void(const std::shared_ptr<Turn>&)> hook) { on_done_ = std::move(hook); }
 
-  // Stores and delivers what is queued now (normally posted; called directly at shutdown).
+  // Delivers and stores what is queued now (normally posted; called directly at shutdown).
   void flush();
 
   std::uint64_t commits() const { return commits_; }
-  std::uint64_t failures() const { return failures_; }
+  std::uint64_t failures() const { return failures_; }  // events that could not be stored
 
  private:
   struct Pending {
@@ -47,8 +57,14 @@ class EventLog {
     std::string data;
     std::optional<std::pair<std::string, std::optional<std::string>>> finish;  // outcome, code
     std::int64_t seq = 0;
+    bool failed = false;  // could not be stored (even on its own)
   };
   void schedule();
+  // One transaction for the batch; when it fails, row by row (marking the rows that failed).
+  // True when the batch went in whole.
+  bool store(std::vector<Pending>& batch, const std::string& now_iso);
+
+  std::unique_ptr<store::turns::EventWriter> writer_;  // prepared at the first flush
 
   boost::asio::io_context& io_;
   store::Db& db_;

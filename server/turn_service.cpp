@@ -1,6 +1,7 @@
 #include "server/turn_service.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <typeinfo>
 
 #include "common/log.hpp"
@@ -12,6 +13,19 @@
 #include "store/turns.hpp"
 
 namespace plotq::server {
+
+namespace {
+
+// status{queued} is the one event sent to every waiting turn at each change of the queue: formatted
+// by hand (the same text nlohmann::json writes: keys in order, compact).
+std::string queued_status_json(queue::Position p) {
+  char buf[96];
+  int n = std::snprintf(buf, sizeof buf, "{\"position\":%d,\"step\":\"queued\",\"waiting\":%d}", p.position,
+                        p.waiting);
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+}  // namespace
 
 TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.db), renderer(make_renderer(a)) {
   events.on_turn_done([this](const std::shared_ptr<Turn>& t) {
@@ -189,7 +203,7 @@ void TurnService::queued_status(const std::shared_ptr<Turn>& t, queue::Position 
   }
   if (t->last_queued_status == steady_clock::time_point{} || now - t->last_queued_status >= gap) {
     t->last_queued_status = now;
-    emit(t, "status", {{"step", "queued"}, {"position", p.position}, {"waiting", p.waiting}});
+    events.emit_json(t, "status", queued_status_json(p));
     return;
   }
   t->deferred_status = p;
@@ -218,7 +232,7 @@ void TurnService::send_deferred_statuses() {
     turn->deferred_status.reset();
     if (turn->ending() || turn->stage != Turn::Stage::queued) continue;
     turn->last_queued_status = now;
-    emit(turn, "status", {{"step", "queued"}, {"position", p.position}, {"waiting", p.waiting}});
+    events.emit_json(turn, "status", queued_status_json(p));
   }
   if (deferred_.empty()) return;
   deferred_timer_at_ = deferred_.top().due;

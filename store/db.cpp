@@ -1,6 +1,7 @@
 #include "store/db.hpp"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,11 +88,25 @@ Options options_from_env() {
   Options o;
   o.synchronous_full = env_bool("PLOTQ_DB_SYNCHRONOUS_FULL", o.synchronous_full);
   o.busy_timeout_ms = int(env_int("PLOTQ_DB_BUSY_TIMEOUT_MS", o.busy_timeout_ms, 0, 600000));
+  o.cache_kib = int(env_int("PLOTQ_DB_CACHE_KIB", o.cache_kib, 0, 4 * 1024 * 1024));
+  o.checkpoint_interval_ms = int(env_int("PLOTQ_DB_CHECKPOINT_INTERVAL_MS", o.checkpoint_interval_ms, 0, 3600000));
   return o;
 }
 
 Db::Db(const std::string& path, Options options, int flags)
     : path_(path), options_(options), sql_(path, flags, options.busy_timeout_ms) {}
+
+void Db::Finalize::operator()(sqlite3_stmt* q) const { sqlite3_finalize(q); }
+
+sqlite3_stmt* Db::cached_statement(const std::string& sql) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) return it->second.get();
+  sqlite3_stmt* q = nullptr;
+  int rc = sqlite3_prepare_v3(sql_.getHandle(), sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &q, nullptr);
+  if (rc != SQLITE_OK) throw SQLite::Exception(sql_.getHandle(), rc);
+  statements_.emplace(sql, std::unique_ptr<sqlite3_stmt, Finalize>(q));
+  return q;
+}
 
 std::unique_ptr<Db> Db::open(const std::string& path, Options options) {
   int flags = open_flags(path, options);
@@ -103,6 +118,7 @@ std::unique_ptr<Db> Db::open(const std::string& path, Options options) {
       if (mode != "wal") throw StoreError("db_open", path + ": cannot switch to WAL (" + mode + ")");
       s.exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     }
+    if (options.cache_kib > 0) s.exec("PRAGMA cache_size=-" + std::to_string(options.cache_kib));
     s.exec("PRAGMA foreign_keys=ON");
     if (s.execAndGet("PRAGMA foreign_keys").getInt() != 1)
       throw StoreError("db_open", path + ": this SQLite cannot enforce foreign keys");

@@ -7,10 +7,13 @@
 // Writes that check-then-change (quota booking, next dataset version) use BEGIN IMMEDIATE, so they
 // are safe across processes too. A Db must not be shared between threads; open one per thread.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 
 #include <SQLiteCpp/Database.h>
+
+struct sqlite3_stmt;
 
 namespace plotq::store {
 
@@ -18,16 +21,24 @@ struct Options {
   bool synchronous_full = false;  // PLOTQ_DB_SYNCHRONOUS_FULL: synchronous=FULL (default NORMAL)
   int busy_timeout_ms = 5000;     // PLOTQ_DB_BUSY_TIMEOUT_MS: wait this long for another writer
   bool read_only = false;         // open an existing file read-only (CLI listings); never creates
+  // PLOTQ_DB_CACHE_KIB: SQLite's page cache per connection (cache_size = -KiB; SQLite's own default
+  // is 2000 KiB, too small once turn_events outgrows it and every insert reads pages).
+  int cache_kib = 16384;
+  // PLOTQ_DB_CHECKPOINT_INTERVAL_MS: plotqd checkpoints the WAL from a background thread this often
+  // (store::Checkpointer); 0 = SQLite's auto-checkpoint inside the writer's commits. Db::open
+  // itself does not use it.
+  int checkpoint_interval_ms = 1000;
 };
 
-// Options from PLOTQ_DB_SYNCHRONOUS_FULL and PLOTQ_DB_BUSY_TIMEOUT_MS (throws ConfigError when malformed).
+// Options from PLOTQ_DB_SYNCHRONOUS_FULL, PLOTQ_DB_BUSY_TIMEOUT_MS, PLOTQ_DB_CACHE_KIB and
+// PLOTQ_DB_CHECKPOINT_INTERVAL_MS (throws ConfigError when malformed).
 Options options_from_env();
 
 class Db {
  public:
   // Creates the parent directory (mode 0711) and the file (mode 0600: sandboxed uids must never
   // read it; an existing file, -wal or -shm with looser modes is tightened). Refuses symlinks and
-  // non-regular files. Sets WAL, synchronous NORMAL|FULL, foreign_keys ON, busy_timeout.
+  // non-regular files. Sets WAL, synchronous NORMAL|FULL, foreign_keys ON, busy_timeout, cache_size.
   // Throws StoreError: db_open, db_missing (read_only and no file).
   static std::unique_ptr<Db> open(const std::string& path, Options options = {});
 
@@ -35,11 +46,22 @@ class Db {
   const std::string& path() const { return path_; }
   const Options& options() const { return options_; }
 
+  // A statement prepared once per connection and kept until the Db closes (hot paths reuse it:
+  // reset, bind, step). The caller must reset it and clear its bindings after each use. Throws
+  // SQLite::Exception when sql does not prepare.
+  sqlite3_stmt* cached_statement(const std::string& sql);
+
  private:
+  struct Finalize {
+    void operator()(sqlite3_stmt* q) const;
+  };
   Db(const std::string& path, Options options, int flags);
   std::string path_;
   Options options_;
   SQLite::Database sql_;
+  // Declared after sql_, so finalized before the connection closes (a live statement would keep
+  // sqlite3_close from closing it).
+  std::map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
 };
 
 }  // namespace plotq::store

@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "store/turns.hpp"
 #include "tests/turns/turn_client.hpp"
 
 using namespace turns_test;
@@ -256,4 +257,92 @@ TEST_CASE("queued statuses close together are merged: the first at once, the new
   CHECK(merged->data == queued(1, 4));
   CHECK(std::chrono::steady_clock::now() - t_first >= 900ms);
   CHECK_FALSE(next_event(*b, 1500ms));  // nothing else changed
+}
+
+TEST_CASE("a queue broadcast to many waiting turns: every stream got exactly its stored events and resumes match") {
+  constexpr int kWaiting = 24;
+  Server s;
+  auto sa = s.session("ann");
+  auto [a, a_turn] = hold_slot(s, "ann", sa);
+
+  struct Waiter {
+    std::string session, turn;
+    std::unique_ptr<SseStream> stream;
+    std::vector<Event> got;
+  };
+  std::vector<Waiter> w(kWaiting);
+  for (int i = 0; i < kWaiting; ++i) {
+    std::string user = "w" + std::to_string(i);
+    w[i].session = s.session(user);
+    w[i].stream = s.turn(user, w[i].session, data(kQuick));
+    auto ready = next_event(*w[i].stream);
+    REQUIRE(ready);
+    REQUIRE(ready->name == "ready");
+    w[i].turn = ready->data["turn"].get<std::string>();
+    w[i].got.push_back(*ready);
+  }
+  // Reads a waiter's events up to the status that says `waiting` turns wait (every change is a
+  // status in these tests: PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S=0).
+  auto read_until_waiting = [](Waiter& x, int waiting) {
+    for (;;) {
+      auto e = next_event(*x.stream, 10s);
+      REQUIRE(e);
+      x.got.push_back(*e);
+      REQUIRE(e->name == "status");
+      if (e->data["waiting"] == waiting) return;
+    }
+  };
+  for (auto& x : w) read_until_waiting(x, kWaiting);
+
+  // One more turn joins: every waiting turn hears its position among kWaiting + 1.
+  auto st = s.session("late");
+  auto late = s.turn("late", st, data(kQuick));
+  auto late_ready = next_event(*late);
+  REQUIRE(late_ready);
+  REQUIRE(late_ready->name == "ready");
+  const std::string late_turn = late_ready->data["turn"].get<std::string>();
+  REQUIRE(wait_for(*late, "status", 10s));
+  for (int i = 0; i < kWaiting; ++i) {
+    read_until_waiting(w[i], kWaiting + 1);
+    CHECK(w[i].got.back().data == queued(i + 1, kWaiting + 1));
+  }
+
+  // Any request is served after the loop turn that wrote the frames and committed them, so the
+  // store is read after the commit. Each turn's stored events are exactly what its stream got:
+  // the same ids, names and data, in order, nothing more.
+  (void)s.status();
+  auto db = s.db();
+  for (auto& x : w) {
+    auto stored = plotq::store::turns::events_after(*db, x.turn, 0);
+    REQUIRE(stored.size() == x.got.size());
+    for (std::size_t k = 0; k < stored.size(); ++k) {
+      CHECK(stored[k].seq == x.got[k].id);
+      CHECK(stored[k].event == x.got[k].name);
+      CHECK(json::parse(stored[k].data) == x.got[k].data);
+    }
+    CHECK(consecutive(x.got, 1));
+  }
+
+  // A client that reconnects after its ready gets the same statuses again (ids 2..), then the
+  // live rest: the late turn leaves, and both the old and the resumed stream hear it with the
+  // same next id.
+  Waiter& mid = w[kWaiting / 2];
+  SseStream again(s.port(), "GET", "/v1/sessions/" + mid.session + "/turns/" + mid.turn + "/events", {},
+                  {{"X-Plotq-User", "w" + std::to_string(kWaiting / 2)}, {"Last-Event-ID", "1"}});
+  REQUIRE(again.head().status == 200);
+  for (std::size_t k = 1; k < mid.got.size(); ++k) {
+    auto e = next_event(again, 10s);
+    REQUIRE(e);
+    CHECK(e->id == mid.got[k].id);
+    CHECK(e->data == mid.got[k].data);
+  }
+  REQUIRE(s.cancel("late", st, late_turn).status == 200);
+  auto live = next_event(again, 10s);
+  REQUIRE(live);
+  CHECK(live->id == mid.got.back().id + 1);
+  CHECK(live->data == queued(kWaiting / 2 + 1, kWaiting));
+  auto old = next_event(*mid.stream, 10s);
+  REQUIRE(old);
+  CHECK(old->id == live->id);
+  CHECK(old->data == live->data);
 }
