@@ -465,12 +465,13 @@ int sweep_run(const std::string& db_path, Args args) {
   auto start_figures = [&](bool now) {
     if (!any_plotly) return;
     sandbox::FigureConfig fc = sandbox::figure_config_from_env();
-    // Every figure is drawn in a fresh page (plotly.js started in it: ~1 s of CPU). A sweep knows
-    // how many it will draw: unless the operator chose, keep up to kSweepFigureSpares made ahead
-    // while the renderer is idle, so that figures drawn back to back do not wait for their page.
-    // Same in both modes (bare draws its figures through this renderer too).
+    // Every figure is drawn in a fresh page (plotly.js started in it: ~1 s of CPU). A sandboxed
+    // sweep draws its figure files after the plot files (ro.hold), back to back: unless the
+    // operator chose, keep up to kSweepFigureSpares pages made ahead while the renderer is idle,
+    // so that those figures do not wait for their page. Bare mode, the control, keeps the
+    // renderer's defaults.
     constexpr std::uint32_t kSweepFigureSpares = 4;
-    if (!std::getenv("PLOTQ_FIGURE_SPARES"))
+    if (sweep.mode == "sandbox" && !std::getenv("PLOTQ_FIGURE_SPARES"))
       fc.figure_spares = std::max(fc.figure_spares,
                                   static_cast<std::uint32_t>(std::min<std::size_t>(figure_renders, kSweepFigureSpares)));
     figures = std::make_unique<sandbox::FigureRenderer>(io, fc);
