@@ -25,16 +25,25 @@ static double ms_since(Clock::time_point t) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: run_data_bench PLOTQD [N]\n");
+    std::fprintf(stderr, "usage: run_data_bench PLOTQD [N] [--harness-dir DIR]\n");
     return 2;
   }
-  int n = argc > 2 ? std::atoi(argv[2]) : 100;
+  // --harness-dir: another copy of sandbox/harness (PLOTQ_HARNESS_DIR), to compare two versions
+  // of the harness with the same binary in one sitting.
+  std::string harness_dir;
+  int n = 100;
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--harness-dir" && i + 1 < argc) harness_dir = argv[++i];
+    else n = std::atoi(argv[i]);
+  }
   const std::string snippet = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2], 'y': [3.5, 4.5]})\n";
   TempDir dir;
-  Plotqd d(argv[1], {{"PLOTQ_DB", dir.file("plotq.db")},
-                     {"PLOTQ_ENVIRONMENT", "development"},
-                     {"PLOTQ_RUNS_PER_MINUTE", "100000"},
-                     {"PLOTQ_LOG_REQUESTS", "0"}});
+  Env env = {{"PLOTQ_DB", dir.file("plotq.db")},
+               {"PLOTQ_ENVIRONMENT", "development"},
+               {"PLOTQ_RUNS_PER_MINUTE", "100000"},
+               {"PLOTQ_LOG_REQUESTS", "0"}};
+  if (!harness_dir.empty()) env.emplace_back("PLOTQ_HARNESS_DIR", harness_dir);
+  Plotqd d(argv[1], env);
   if (!d.wait_listening(30s)) return 1;
 
   // Warm-up: the data zygote starts on the first job.

@@ -2,9 +2,10 @@
 // the launcher's overhead over a bare fork+exec of `python3 -c pass`. All in one run, same machine
 // state; medians and p90 over N jobs (default 100). See bench/README.md for the recorded figures.
 //
-//   sandbox_bench [N] [--only pass|data|png|plot] [--gap MS] [--verbose]
+//   sandbox_bench [N] [--only pass|data|png|plot] [--gap MS] [--verbose] [--harness-dir DIR]
 //   (--gap: idle time before each round of jobs, as jobs spaced in a chat; --verbose: the last
-//   job's CPU, RSS and stderr)
+//   job's CPU, RSS and stderr; --harness-dir: another copy of sandbox/harness, e.g. an older
+//   version exported with `git archive`, to compare two harness versions with one binary)
 //
 // Latency = from Launcher::run() to the on_done callback (host-measured, everything included:
 // work dir, spawn, run, output read, result). The data job builds a 1,000-row pandas frame and
@@ -95,11 +96,13 @@ int main(int argc, char** argv) {
   int n = 100;
   std::string only;
   bool verbose = false;
+  std::string harness_dir;  // another copy of sandbox/harness, to compare two versions in one sitting
   int gap_ms = 0;  // idle time before each round (jobs spaced as in a chat, not back to back)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--verbose") verbose = true;
+    else if (a == "--harness-dir" && i + 1 < argc) harness_dir = argv[++i];
     else if (a == "--gap" && i + 1 < argc) gap_ms = std::max(0, std::atoi(argv[++i]));
     else n = std::max(1, std::atoi(argv[i]));
   }
@@ -110,6 +113,7 @@ int main(int argc, char** argv) {
   // the machine during the first rounds.
   config.warm_modes = {"raw", "data", "plot"};
   config.min_mem_available_mb = 0;
+  if (!harness_dir.empty()) config.harness_dir = harness_dir;
   bool harness = std::filesystem::exists(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/harness/harness.py");
   boost::asio::io_context io;
   int rc = 0;
