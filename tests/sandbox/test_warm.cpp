@@ -224,14 +224,26 @@ TEST_CASE("warm jobs get net ipc and uts namespaces of their own - not the zygot
     ssize_t n = ::readlink((proc + "/ns/" + kind).c_str(), buf, sizeof buf - 1);
     return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("?");
   };
+  // Both jobs alive at once (two slots): a namespace's inode number is reused once it is freed,
+  // so only namespaces that exist at the same time can be told apart by it.
   const std::string prog = R"(
-import os
+import os, time
 for kind in ("net", "ipc", "uts"):
     print(kind, os.readlink("/proc/self/ns/" + kind), flush=True)
 print("ifaces", sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]), flush=True)
+time.sleep(SLEEP)
 )";
-  auto a = box.run(raw_job(prog, 20, false));
-  auto b = box.run(raw_job(prog, 20, false));
+  std::optional<sb::JobResult> first, second;
+  box.launcher->run(raw_job(subst(prog, "SLEEP", "3"), 20, false), [&](sb::JobResult r) { first = r; });
+  box.launcher->run(raw_job(subst(prog, "SLEEP", "0"), 20, false), [&](sb::JobResult r) { second = r; });
+  box.drive([&] { return second.has_value(); }, 30000);
+  REQUIRE(second);
+  CHECK_FALSE(first.has_value());  // the second ran while the first was still running
+  box.drive([&] { return first.has_value(); }, 30000);
+  REQUIRE(first);
+  box.check_no_job_process();
+  const sb::JobResult& a = *first;
+  const sb::JobResult& b = *second;
   REQUIRE(a.reason == sb::Reason::ok);
   REQUIRE(b.reason == sb::Reason::ok);
   REQUIRE(a.warm);
