@@ -348,20 +348,27 @@ def _preload_plot():
     _warm_up_plot()
 
 
+# What plot mode's walk loads that the guard refuses to import lazily (rule `code`): the vector
+# backends and the fontTools and lxml modules they pull in. Everything else the walk loads imports
+# under the guard when a figure job asks for it (tests/harness/test_preload.py checks both).
+FIGURE_PLOT_EXTRA = ("matplotlib.backends.backend_pdf", "matplotlib.backends.backend_ps",
+                     "matplotlib.backends.backend_pgf", "matplotlib.backends.backend_svg")
+
+
 def _preload_figure():
     """Figure mode's stack: the data stack (plotly jobs build pandas frames), what the cold path's
     prepare("figure") imports before arming (matplotlib with its rc file and font cache, seaborn,
     PIL, plotly), and plotly's lazily imported trace classes and validators. Not plot mode's walk
     of every matplotlib/seaborn submodule nor its warm-up draw (~1.1 s of CPU that no plotly job
     uses): a figure job that draws with matplotlib imports the rest under the guard, as a cold
-    figure job does."""
+    figure job does (but see FIGURE_PLOT_EXTRA)."""
     _preload_data()
     for name in PLOT_HARNESS_MODULES:
         _import(name)
     matplotlib = _import("matplotlib")
     if matplotlib is not None:
         matplotlib.use("Agg")
-    for name in PLOT_MODULES + ("matplotlib.font_manager",):
+    for name in PLOT_MODULES + ("matplotlib.font_manager",) + FIGURE_PLOT_EXTRA:
         _import(name)
     _import_builtin_and_frozen()
     for name in FIGURE_MODULES:

@@ -5,8 +5,9 @@ What must hold for it to be a safe cut:
   - it loads at least everything the cold path's prepare("figure") loads before arming (the cold
     path is the proof that a figure job needs no more before arming);
   - a warm figure job (fork after the preload, guard armed) still renders every plotly file of the
-    catalogue, and one that draws with parts of matplotlib and seaborn the preload left out
-    imports them under the guard and still writes its figure;
+    catalogue, and one that imports any module plot mode's stack has and this preload left out
+    gets it under the guard and still writes its figure (the vector backends, which the guard
+    would refuse to import lazily, stay preloaded: FIGURE_PLOT_EXTRA);
   - plot mode's preload is unchanged (the walk and the warm-up draw are still there), and a warm
     plot job can still use what only the walk loads (a vector backend, into memory).
 """
@@ -20,13 +21,17 @@ import tempfile
 import textwrap
 import unittest
 
-from harness_util import HARNESS_DIR, PYTHON, ROOT, ForkRunner, base_env
+from harness_util import HARNESS_DIR, PYTHON, ROOT, ForkRunner, base_env, run_forked
 
 CATALOGUE = os.path.join(ROOT, "tests", "catalogue", "plots")
 FIGURE_ARGV = ["--figure", "plot.py"]
 # Modules only plot mode's walk of every matplotlib/seaborn submodule imports (nothing a figure
 # preload or the cold path needs): the markers that tell the two preloads apart.
 WALK_ONLY = ("matplotlib.sankey", "seaborn.objects")
+FIGURE_SOURCE = textwrap.dedent('''\
+    import plotly.graph_objects as go
+    go.Figure(go.Bar(x=["a"], y=[1])).write_image("plot-light.png", width=1600, height=900, scale=2)
+    ''')
 
 # Prints the sorted names of sys.modules after preload.<fn>(mode), in a fresh interpreter.
 LIST_MODULES = textwrap.dedent('''\
@@ -66,6 +71,25 @@ class FigurePreload(unittest.TestCase):
         for name in ("matplotlib.font_manager", "matplotlib.backends.backend_agg", "seaborn",
                      "plotly.express", "plotly.graph_objs._scatter", "pandas", "figurejson"):
             self.assertIn(name, self.warm["modules"])
+
+    def test_every_module_it_leaves_out_imports_under_the_guard(self):
+        # Before this cut the figure zygote preloaded all of plot mode's stack: a warm figure job
+        # that imports any of it must still get it (lazily, under the armed guard), or the cut
+        # would change outcomes. (The vector backends would not: FIGURE_PLOT_EXTRA keeps them.)
+        left_out = sorted(set(self.plot["modules"]) - set(self.warm["modules"]) - {"__main__"})
+        self.assertGreater(len(left_out), 20)
+        jobs = {name: ("import %s\n%s" % (name, FIGURE_SOURCE), {
+            "argv": FIGURE_ARGV, "snippet_name": "plot.py", "env": {"ANYPLOT_THEME": "light"}})
+            for name in left_out}
+        runs = run_forked(jobs, mode="figure")
+        try:
+            refused = {name: (run.exit_code, (run.result or {}).get("refusal"))
+                       for name, run in runs.items()
+                       if run.exit_code != 0 or "plot-light.json" not in run.files}
+            self.assertEqual(refused, {})
+        finally:
+            for run in runs.values():
+                shutil.rmtree(run.work, ignore_errors=True)
 
     def test_leaves_out_plot_modes_walk_which_plot_mode_still_has(self):
         for name in WALK_ONLY:
