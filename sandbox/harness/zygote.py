@@ -58,6 +58,10 @@ SPARE_NAMESPACES = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_DUMPABLE = 4
 # A used spare is replaced once no job runs, or this long after the job started (see main).
 REFILL_AFTER_S = 0.03
+# A spare starts its warm-up (warm_spare) only if no job came within this long: jobs back to back
+# (the next one already on its way while the spare is forked) then never wait for a warm-up step,
+# and a job after a pause finds its spare warm.
+WARM_AFTER_S = 0.01
 
 libc = ctypes.CDLL(None, use_errno=True)
 lib = None
@@ -94,13 +98,16 @@ def join_cgroups(procs_files):
 
 def warm_spare(sock):
     """A spare's work while it waits for its job (harness.warm_spare: off the job's latency,
-    nothing a job can observe); it stops as soon as a job message is waiting. Nothing of the job
-    exists yet: its uid, mounts, limits and filters all come after the message."""
+    nothing a job can observe), begun only if no job came within WARM_AFTER_S; it stops as soon
+    as a job message is waiting. Nothing of the job exists yet: its uid, mounts, limits and
+    filters all come after the message."""
     harness = sys.modules.get("harness")
     if harness is None:
         return
     waiting = select.poll()
     waiting.register(sock, select.POLLIN)
+    if waiting.poll(WARM_AFTER_S * 1000):
+        return
     harness.warm_spare(mode, lambda: bool(waiting.poll(0)))
 
 
