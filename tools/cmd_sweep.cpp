@@ -560,9 +560,20 @@ int sweep_run(const std::string& db_path, Args args) {
     if (!launcher || stagger_s <= 0 || runs::render_mode(f.library) != "figure") return false;
     return (warm_figure && !launcher->zygote_ready("figure")) || (figures && !figures->ready());
   };
+  // A sandboxed sweep stops Chromium once its last figure file is recorded: the renderer would
+  // otherwise keep topping up its spare pages (~1 s of CPU each) beside the plot files still to
+  // draw. (Bare mode, the control, keeps its renderer to the end, as before.)
+  std::size_t figure_files_left = themes.empty() ? 0 : figure_renders / themes.size();
+  bool figures_stopped = false;
   runs::SweepRunner runner(io, *db, sweep.id, *backend, ro,
                            [&](const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows) {
                              progress.file(c, rows);
+                             if (sweep.mode == "sandbox" && figures && !figures_stopped && !rows.empty() &&
+                                 rows.front().library == "plotly" && figure_files_left > 0 &&
+                                 --figure_files_left == 0) {
+                               figures_stopped = true;
+                               figures->stop();
+                             }
                            });
   running = &runner;
   auto t0 = std::chrono::steady_clock::now();
@@ -596,11 +607,13 @@ int sweep_run(const std::string& db_path, Args args) {
       WarmChain chain;
       chain.steps.push_back({[&, m] { launcher->prewarm(m); }, [&, m] { return launcher->zygote_ready(m); }});
       if (m == "figure" && figures)
-        chain.steps.push_back({[&] { figures->start(); }, [&] { return figures->ready(); }});
+        chain.steps.push_back({[&] { if (!figures_stopped) figures->start(); },
+                               [&] { return figures_stopped || figures->ready(); }});
       warm_chains.push_back(std::move(chain));
     }
     if (figures && !warm_figure && !warm_chains.empty())
-      warm_chains.back().steps.push_back({[&] { figures->start(); }, [&] { return figures->ready(); }});
+      warm_chains.back().steps.push_back({[&] { if (!figures_stopped) figures->start(); },
+                                          [&] { return figures_stopped || figures->ready(); }});
     if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) {
       for (std::size_t i = 1; i < warm_chains.size(); ++i)
         for (auto& step : warm_chains[i].steps) warm_chains[0].steps.push_back(std::move(step));
