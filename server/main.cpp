@@ -123,7 +123,8 @@ int run(int argc, char** argv) {
   std::unique_ptr<store::Checkpointer> checkpointer;
   if (cfg.db.checkpoint_interval_ms > 0) {
     try {
-      checkpointer = std::make_unique<store::Checkpointer>(*db, cfg.db.checkpoint_interval_ms);
+      checkpointer = std::make_unique<store::Checkpointer>(*db, cfg.db.checkpoint_interval_ms,
+                                                            cfg.db.wal_restart_pages);
     } catch (const store::StoreError& e) {
       std::fprintf(stderr, "plotqd: store: %s\n", e.what());
       log_event("store_failed", {{"code", e.code()}});

@@ -186,6 +186,9 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   s.add("PLOTQ_DB_CHECKPOINT_INTERVAL_MS", &c.db.checkpoint_interval_ms,
         "WAL checkpoint from a background thread this often, ms (0: inside the writer's commits)")
       .range(0, 3'600'000);
+  s.add("PLOTQ_DB_WAL_RESTART_PAGES", &c.db.wal_restart_pages,
+        "WAL frames that make a background checkpoint a TRUNCATE (the WAL starts over)")
+      .range(1, 1 << 24);
   s.add("PLOTQ_HOME", &c.home, "where the project's files are (sandbox harness, web page)");
 
   // Render slot and queue (queue/README.md)

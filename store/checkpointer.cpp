@@ -1,5 +1,7 @@
 #include "store/checkpointer.hpp"
 
+#include <SQLiteCpp/Statement.h>
+
 #include <chrono>
 
 #include "common/log.hpp"
@@ -7,8 +9,10 @@
 
 namespace plotq::store {
 
-Checkpointer::Checkpointer(Db& writer, int interval_ms) : writer_(writer), interval_ms_(interval_ms) {
+Checkpointer::Checkpointer(Db& writer, int interval_ms, int restart_pages)
+    : writer_(writer), interval_ms_(interval_ms), restart_pages_(restart_pages) {
   if (interval_ms_ <= 0) throw StoreError("invalid", "checkpoint interval must be > 0 ms");
+  if (restart_pages_ <= 0) throw StoreError("invalid", "checkpoint restart pages must be > 0");
   // Straight to SQLite, not Db::open: the file, -wal and -shm exist and were secured by the
   // writer's open, and Db::open's own open()/close() of them would drop the POSIX locks SQLite
   // holds on them for the writer's connection in this process (close() releases every lock the
@@ -46,16 +50,30 @@ void Checkpointer::loop() {
 }
 
 void Checkpointer::checkpoint_once() {
-  bool ok = true;
+  bool ok = true, truncated = false;
   try {
-    // Returns (busy, wal pages, pages checkpointed); PASSIVE copies what it can without waiting.
-    own_->execAndGet("PRAGMA wal_checkpoint(PASSIVE)");
+    // One row: busy, frames in the WAL, frames copied. PASSIVE copies what it can without waiting.
+    int frames = 0;
+    {
+      SQLite::Statement q(*own_, "PRAGMA wal_checkpoint(PASSIVE)");
+      if (q.executeStep()) frames = q.getColumn(1).getInt();
+    }
+    if (frames >= restart_pages_) {
+      SQLite::Statement t(*own_, "PRAGMA wal_checkpoint(TRUNCATE)");
+      truncated = t.executeStep() && t.getColumn(0).getInt() == 0;  // busy = 1: next time
+    }
   } catch (const std::exception& e) {
     ok = false;
     log_event("db_checkpoint_failed", {{"what", e.what()}});
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++(ok ? checkpoints_ : failures_);
+  truncates_ += truncated;
+}
+
+std::uint64_t Checkpointer::truncates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return truncates_;
 }
 
 std::uint64_t Checkpointer::checkpoints() const {

@@ -90,6 +90,7 @@ Options options_from_env() {
   o.busy_timeout_ms = int(env_int("PLOTQ_DB_BUSY_TIMEOUT_MS", o.busy_timeout_ms, 0, 600000));
   o.cache_kib = int(env_int("PLOTQ_DB_CACHE_KIB", o.cache_kib, 0, 4 * 1024 * 1024));
   o.checkpoint_interval_ms = int(env_int("PLOTQ_DB_CHECKPOINT_INTERVAL_MS", o.checkpoint_interval_ms, 0, 3600000));
+  o.wal_restart_pages = int(env_int("PLOTQ_DB_WAL_RESTART_PAGES", o.wal_restart_pages, 1, 1 << 24));
   return o;
 }
 

@@ -28,10 +28,13 @@ struct Options {
   // (store::Checkpointer); 0 = SQLite's auto-checkpoint inside the writer's commits. Db::open
   // itself does not use it.
   int checkpoint_interval_ms = 1000;
+  // PLOTQ_DB_WAL_RESTART_PAGES: when a background checkpoint finds this many frames in the WAL,
+  // the Checkpointer follows it with a TRUNCATE checkpoint (the WAL starts over; bounded file).
+  int wal_restart_pages = 4096;
 };
 
-// Options from PLOTQ_DB_SYNCHRONOUS_FULL, PLOTQ_DB_BUSY_TIMEOUT_MS, PLOTQ_DB_CACHE_KIB and
-// PLOTQ_DB_CHECKPOINT_INTERVAL_MS (throws ConfigError when malformed).
+// Options from PLOTQ_DB_SYNCHRONOUS_FULL, PLOTQ_DB_BUSY_TIMEOUT_MS, PLOTQ_DB_CACHE_KIB,
+// PLOTQ_DB_CHECKPOINT_INTERVAL_MS and PLOTQ_DB_WAL_RESTART_PAGES (throws ConfigError when malformed).
 Options options_from_env();
 
 class Db {
