@@ -36,8 +36,9 @@ def preload(mode):
     """Imports everything `mode` needs ("data": numpy, pandas with every module of pandas.core,
     pandas.tseries and pandas.api, every time zone, scipy's computing submodules and the admitted
     standard modules; "plot": that plus every module of matplotlib (Agg) and seaborn, the
-    builtin and frozen modules, and a warm-up draw; "figure": plot plus plotly and the trace
-    classes and validators a warm-up figure set imports; "raw": nothing).
+    builtin and frozen modules, and a warm-up draw; "figure": the data stack, what the cold
+    path's prepare("figure") imports, plotly's trace classes and validators, not plot mode's
+    walk nor its draw (preload._preload_figure); "raw": nothing).
 
     Every mode but raw also imports data mode's own modules and the codec read_snippet decodes
     with (utf-8-sig), first, so that the stub index built at the end of preload knows their

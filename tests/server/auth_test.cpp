@@ -64,7 +64,7 @@ TEST_CASE("auth: tokens name the caller", "[auth]") {
   CHECK(check.verify(request("Bearer " + kSvc), Need::user).caller);
 }
 
-TEST_CASE("auth: missing / malformed or unknown tokens are 401; a weak role is 403", "[auth]") {
+TEST_CASE("auth: missing / malformed or unknown tokens are 401 - a weak role is 403", "[auth]") {
   CallerCheck check(tokens_config());
   CHECK(check.verify(request()).error == "unauthenticated");
   CHECK(check.verify(request("Basic " + kAlice)).error == "unauthenticated");

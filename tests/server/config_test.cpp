@@ -46,7 +46,7 @@ Settings sample_settings(Sample& c) {
 }
 }  // namespace
 
-TEST_CASE("config: defaults are the fields' values; unset and empty keep them", "[config]") {
+TEST_CASE("config: defaults are the fields' values - unset and empty keep them", "[config]") {
   Sample c;
   Settings s = sample_settings(c);
   FakeEnv env{{{"PLOTQ_T_COUNT", ""}}};
@@ -223,7 +223,7 @@ TEST_CASE("config: cross-field checks", "[config]") {
   CHECK(check_config(ok).empty());
 }
 
-TEST_CASE("config: help lists every setting; README documents every setting", "[config]") {
+TEST_CASE("config: help lists every setting - README documents every setting", "[config]") {
   PlotqdConfig c;
   Settings s;
   register_settings(s, c);
