@@ -334,13 +334,19 @@ def _warm_up_figure():
 PLOT_HARNESS_MODULES = ("plotmode", "plotguard", "figurejson", "errors", "records", "guard")
 
 
-def _preload_plot():
+def _preload_plot_base():
+    """What plot and figure mode both load first: the data stack, the harness's plot modules,
+    matplotlib on Agg."""
     _preload_data()
     for name in PLOT_HARNESS_MODULES:
         _import(name)
     matplotlib = _import("matplotlib")
     if matplotlib is not None:
         matplotlib.use("Agg")
+
+
+def _preload_plot():
+    _preload_plot_base()
     for name in PLOT_MODULES:
         _import(name)
     _import_plot_packages()
@@ -362,12 +368,7 @@ def _preload_figure():
     of every matplotlib/seaborn submodule nor its warm-up draw (~1.1 s of CPU that no plotly job
     uses): a figure job that draws with matplotlib imports the rest under the guard, as a cold
     figure job does (but see FIGURE_PLOT_EXTRA)."""
-    _preload_data()
-    for name in PLOT_HARNESS_MODULES:
-        _import(name)
-    matplotlib = _import("matplotlib")
-    if matplotlib is not None:
-        matplotlib.use("Agg")
+    _preload_plot_base()
     for name in PLOT_MODULES + ("matplotlib.font_manager",) + FIGURE_PLOT_EXTRA:
         _import(name)
     _import_builtin_and_frozen()

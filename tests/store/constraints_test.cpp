@@ -9,6 +9,7 @@
 #include "tests/store/helpers.hpp"
 
 using namespace plotq::store;
+using plotq::store::test::code_of;
 using plotq::store::test::kNow;
 using plotq::store::test::migrated;
 using plotq::store::test::TempDir;
@@ -25,15 +26,6 @@ int raw(Db& db, const std::string& sql) {
   } catch (const SQLite::Exception& e) {
     return e.getErrorCode();
   }
-}
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const StoreError& e) {
-    return e.code();
-  }
-  return "no error";
 }
 
 constexpr int kConstraint = 19;  // SQLITE_CONSTRAINT

@@ -18,20 +18,12 @@
 #include "tests/store/helpers.hpp"
 
 using namespace plotq::store;
+using plotq::store::test::code_of;
 using plotq::store::test::kNow;
 using plotq::store::test::migrated;
 using plotq::store::test::TempDir;
 
 namespace {
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const StoreError& e) {
-    return e.code();
-  }
-  return "no error";
-}
 
 long file_size(const std::string& path) {
   struct stat st {};

@@ -1,5 +1,5 @@
-// Shared helpers for the store tests: a temp dir per test, a migrated database in it, and running
-// a function in a forked child (its exit code comes back).
+// Shared helpers for the store tests: a temp dir per test, a migrated database in it, running
+// a function in a forked child (its exit code comes back), the StoreError code a call throws.
 #pragma once
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "store/db.hpp"
+#include "store/error.hpp"
 #include "store/migrate.hpp"
 #include "store/time.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -44,6 +45,16 @@ inline int in_child(const std::function<int()>& fn) {
   while (::waitpid(pid, &status, 0) < 0) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The StoreError code fn throws, or "no error".
+inline std::string code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const StoreError& e) {
+    return e.code();
+  }
+  return "no error";
 }
 
 // 2026-10-14T09:30:05Z, a fixed "now" for deterministic tests.
