@@ -44,17 +44,18 @@ void EventLog::schedule() {
   boost::asio::post(io_, [this] { flush(); });
 }
 
-bool EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
-  try {
+void EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
+  auto write = [&](const Pending& p) {
     if (!writer_) writer_ = std::make_unique<store::turns::EventWriter>(db_);
+    writer_->append(p.turn->id, p.seq, p.name, p.data, now_iso);
+    if (p.finish) writer_->finish(p.turn->id, p.finish->first, p.finish->second, now_iso);
+  };
+  try {
     SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    for (auto& p : batch) {
-      writer_->append(p.turn->id, p.seq, p.name, p.data, now_iso);
-      if (p.finish) writer_->finish(p.turn->id, p.finish->first, p.finish->second, now_iso);
-    }
+    for (auto& p : batch) write(p);
     tx.commit();
     ++commits_;
-    return true;
+    return;
   } catch (const std::exception& e) {
     log_event("turn_events_store_failed", {{"events", batch.size()}, {"class", typeid(e).name()}, {"what", e.what()}});
   }
@@ -62,10 +63,8 @@ bool EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
   // timeout): store what can be stored row by row, so one turn's failure is not everybody's.
   for (auto& p : batch) {
     try {
-      if (!writer_) writer_ = std::make_unique<store::turns::EventWriter>(db_);
       SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-      writer_->append(p.turn->id, p.seq, p.name, p.data, now_iso);
-      if (p.finish) writer_->finish(p.turn->id, p.finish->first, p.finish->second, now_iso);
+      write(p);
       tx.commit();
     } catch (const std::exception& e) {
       p.failed = true;
@@ -73,7 +72,6 @@ bool EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
       log_event("turn_event_lost", {{"turn", p.turn->id}, {"seq", p.seq}, {"event", p.name}, {"class", typeid(e).name()}});
     }
   }
-  return false;
 }
 
 void EventLog::flush() {
@@ -90,11 +88,11 @@ void EventLog::flush() {
     auto frame = format_sse_event(p.name, p.data, std::to_string(p.seq));
     if (frame) p.turn->deliver(p.seq, p.name, *frame);
   }
-  bool whole = store(batch, now_iso);
+  store(batch, now_iso);
   for (auto& p : batch) {
     // An event that was sent but could not be stored: its streams end, so the client resumes
     // from the store (it sees the gap in ids, never another event under a sent id: ids only grow).
-    if (!whole && p.failed) p.turn->close_streams();
+    if (p.failed) p.turn->close_streams();
     if (p.finish && on_done_) on_done_(p.turn);  // a turn whose end could not be stored is let go too
   }
 }

@@ -61,8 +61,7 @@ class EventLog {
   };
   void schedule();
   // One transaction for the batch; when it fails, row by row (marking the rows that failed).
-  // True when the batch went in whole.
-  bool store(std::vector<Pending>& batch, const std::string& now_iso);
+  void store(std::vector<Pending>& batch, const std::string& now_iso);
 
   std::unique_ptr<store::turns::EventWriter> writer_;  // prepared at the first flush
 

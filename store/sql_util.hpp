@@ -13,6 +13,15 @@
 
 namespace plotq::store::detail {
 
+// After an UPDATE of turn `id` that changed nothing: throws not_found, or bad_state naming the
+// status it has and the one it should have had (`wanted`).
+[[noreturn]] inline void explain_turn_no_change(SQLite::Database& s, const std::string& id, const char* wanted) {
+  SQLite::Statement q(s, "SELECT status FROM turns WHERE id = ?");
+  q.bind(1, id);
+  if (!q.executeStep()) throw StoreError("not_found", "no turn " + id);
+  throw StoreError("bad_state", "turn " + id + " is " + q.getColumn(0).getString() + ", not " + wanted);
+}
+
 inline void bind_opt(SQLite::Statement& q, int i, const std::optional<std::string>& v) {
   if (v) q.bind(i, *v); else q.bind(i);
 }

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "store/error.hpp"
+#include "store/sql_util.hpp"
 
 namespace plotq::store::turns {
 namespace {
@@ -70,14 +71,7 @@ void EventWriter::finish(std::string_view turn_id, std::string_view outcome, con
       r.text(4, turn_id);
       changed = r.run();
     }
-    if (changed == 0) {
-      // The same answers as turns::finish: not_found or bad_state.
-      SQLite::Statement q(db_.sql(), "SELECT status FROM turns WHERE id = ?");
-      q.bind(1, std::string(turn_id));
-      if (!q.executeStep()) throw StoreError("not_found", "no turn " + std::string(turn_id));
-      throw StoreError("bad_state", "turn " + std::string(turn_id) + " is " + q.getColumn(0).getString() +
-                                        ", not queued or running");
-    }
+    if (changed == 0) detail::explain_turn_no_change(db_.sql(), std::string(turn_id), "queued or running");
   });
 }
 

@@ -26,14 +26,6 @@ Turn row(SQLite::Statement& q) {
   return t;
 }
 
-// After an UPDATE that changed nothing: not_found or bad_state.
-[[noreturn]] void explain_no_change(SQLite::Database& s, const std::string& id, const char* wanted) {
-  SQLite::Statement q(s, "SELECT status FROM turns WHERE id = ?");
-  q.bind(1, id);
-  if (!q.executeStep()) throw StoreError("not_found", "no turn " + id);
-  throw StoreError("bad_state", "turn " + id + " is " + q.getColumn(0).getString() + ", not " + wanted);
-}
-
 }  // namespace
 
 void create(Db& db, const NewTurn& t, UnixSeconds now) {
@@ -65,7 +57,7 @@ void start(Db& db, const std::string& id) {
   guarded("start turn", [&] {
     SQLite::Statement q(db.sql(), "UPDATE turns SET status = 'running' WHERE id = ? AND status = 'queued'");
     q.bind(1, id);
-    if (q.exec() == 0) explain_no_change(db.sql(), id, "queued");
+    if (q.exec() == 0) detail::explain_turn_no_change(db.sql(), id, "queued");
   });
 }
 
@@ -88,7 +80,7 @@ void finish(Db& db, const std::string& id, const std::string& outcome,
     detail::bind_opt(q, 2, code);
     q.bind(3, iso_utc(now));
     q.bind(4, id);
-    if (q.exec() == 0) explain_no_change(db.sql(), id, "queued or running");
+    if (q.exec() == 0) detail::explain_turn_no_change(db.sql(), id, "queued or running");
   });
 }
 
