@@ -458,9 +458,10 @@ int sweep_run(const std::string& db_path, Args args) {
   std::unique_ptr<runs::Renderer> renderer;
   std::unique_ptr<runs::SweepBackend> backend;
   // Chromium only when a pending file needs it (its start costs a second or two).
-  bool any_plotly = std::any_of(pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; });
-  std::size_t figure_renders = themes.size() * static_cast<std::size_t>(std::count_if(
-      pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; }));
+  const auto plotly_files = static_cast<std::size_t>(
+      std::count_if(pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; }));
+  const bool any_plotly = plotly_files > 0;
+  const std::size_t figure_renders = themes.size() * plotly_files;
   // now = false: made, but Chromium starts later (the warm-up chain below) or on the first figure.
   auto start_figures = [&](bool now) {
     if (!any_plotly) return;
@@ -563,7 +564,7 @@ int sweep_run(const std::string& db_path, Args args) {
   // A sandboxed sweep stops Chromium once its last figure file is recorded: the renderer would
   // otherwise keep topping up its spare pages (~1 s of CPU each) beside the plot files still to
   // draw. (Bare mode, the control, keeps its renderer to the end, as before.)
-  std::size_t figure_files_left = themes.empty() ? 0 : figure_renders / themes.size();
+  std::size_t figure_files_left = plotly_files;
   bool figures_stopped = false;
   runs::SweepRunner runner(io, *db, sweep.id, *backend, ro,
                            [&](const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows) {
@@ -603,17 +604,15 @@ int sweep_run(const std::string& db_path, Args args) {
   };
   std::vector<WarmChain> warm_chains;
   if (launcher && stagger_s > 0) {
+    const WarmStep chromium{[&] { if (!figures_stopped) figures->start(); },
+                            [&] { return figures_stopped || figures->ready(); }};
     for (const auto& m : warm_modes) {
       WarmChain chain;
       chain.steps.push_back({[&, m] { launcher->prewarm(m); }, [&, m] { return launcher->zygote_ready(m); }});
-      if (m == "figure" && figures)
-        chain.steps.push_back({[&] { if (!figures_stopped) figures->start(); },
-                               [&] { return figures_stopped || figures->ready(); }});
+      if (m == "figure" && figures) chain.steps.push_back(chromium);
       warm_chains.push_back(std::move(chain));
     }
-    if (figures && !warm_figure && !warm_chains.empty())
-      warm_chains.back().steps.push_back({[&] { if (!figures_stopped) figures->start(); },
-                                          [&] { return figures_stopped || figures->ready(); }});
+    if (figures && !warm_figure && !warm_chains.empty()) warm_chains.back().steps.push_back(chromium);
     if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) {
       for (std::size_t i = 1; i < warm_chains.size(); ++i)
         for (auto& step : warm_chains[i].steps) warm_chains[0].steps.push_back(std::move(step));
