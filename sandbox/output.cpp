@@ -99,6 +99,21 @@ OutputRead read_output(int dirfd, const std::string& name, std::uint64_t cap) {
   return r;
 }
 
+OutputRead read_file(const std::string& path, std::uint64_t cap) {
+  std::string::size_type slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int dirfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    OutputRead r;
+    r.status = errno == ENOENT ? OutputRead::missing : OutputRead::rejected;
+    r.why = std::strerror(errno);
+    return r;
+  }
+  OutputRead r = read_output(dirfd, slash == std::string::npos ? path : path.substr(slash + 1), cap);
+  ::close(dirfd);
+  return r;
+}
+
 void HeadTail::append(const char* p, std::size_t n) {
   total_ += n;
   if (head_.size() < head_cap_) {

@@ -20,6 +20,9 @@ struct OutputRead {
 // openat(dirfd, name, O_RDONLY|O_NOFOLLOW|O_NONBLOCK), fstat must say regular file, size <= cap,
 // read at most cap+1 bytes (growth past the cap during the read -> too_large).
 OutputRead read_output(int dirfd, const std::string& name, std::uint64_t cap);
+// read_output of a path (its directory opened first): the same refusals for any file a user or a
+// job could have planted (a symlink as the last component, a FIFO, a directory, over the cap).
+OutputRead read_file(const std::string& path, std::uint64_t cap);
 
 // stdout: the first `head` bytes and the last `tail` bytes.
 class HeadTail {

@@ -19,6 +19,7 @@
 #include "common/base64.hpp"
 #include "common/env.hpp"
 #include "runs/render_job.hpp"
+#include "sandbox/output.hpp"
 #include "tools/commands.hpp"
 #include "tools/http_client.hpp"
 
@@ -35,23 +36,10 @@ constexpr std::size_t kMaxCsvBytes = 4 * runs::kMaxDataCsvChars;
 
 // A regular file (symlinks are not followed), read under a cap; nullopt with a message on stderr.
 std::optional<std::string> read_input(const std::string& path, std::size_t cap) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > cap) {
-    std::fprintf(stderr, "plotq submit: %s: not a readable regular file of at most %zu bytes\n", path.c_str(), cap);
-    if (fd >= 0) ::close(fd);
-    return std::nullopt;
-  }
-  std::string data(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < data.size()) {
-    ssize_t n = ::read(fd, data.data() + got, data.size() - got);
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  data.resize(got);
-  return data;
+  sandbox::OutputRead r = sandbox::read_file(path, cap);
+  if (r.status == sandbox::OutputRead::ok) return std::move(r.data);
+  std::fprintf(stderr, "plotq submit: %s: not a readable regular file of at most %zu bytes\n", path.c_str(), cap);
+  return std::nullopt;
 }
 
 // Written beside the target and renamed over it: a reader never sees half a file.

@@ -97,6 +97,22 @@ TEST_CASE("read_output refuses names that are not plain file names", "[output]")
   CHECK(sb::valid_file_name("plot-light.png"));
 }
 
+TEST_CASE("read_file reads a path with read_output's refusals", "[output]") {
+  TempDir d;
+  d.write("plot.py", "print(1)\n");
+  d.write("secret", "do not read");
+  REQUIRE(symlinkat((d.path + "/secret").c_str(), d.fd, "link.py") == 0);
+  REQUIRE(mkfifoat(d.fd, "pipe", 0600) == 0);
+  auto r = sb::read_file(d.path + "/plot.py", 100);
+  CHECK(r.status == sb::OutputRead::ok);
+  CHECK(r.data == "print(1)\n");
+  CHECK(sb::read_file(d.path + "/plot.py", 4).status == sb::OutputRead::too_large);
+  CHECK(sb::read_file(d.path + "/link.py", 100).why == "symlink");
+  CHECK(sb::read_file(d.path + "/pipe", 100).why == "fifo");
+  CHECK(sb::read_file(d.path + "/absent.py", 100).status == sb::OutputRead::missing);
+  CHECK(sb::read_file(d.path + "/no-dir/plot.py", 100).status == sb::OutputRead::missing);
+}
+
 TEST_CASE("HeadTail keeps the first and last bytes only", "[output]") {
   sb::HeadTail ht(4, 6);
   std::string all;
