@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/env.hpp"
+#include "sandbox/output.hpp"
 
 extern char** environ;
 
@@ -299,38 +300,14 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
 
 std::optional<std::string> read_output(const std::string& dir, const std::string& name, std::size_t cap,
                                        std::string& reason) {
-  std::string path = dir + "/" + name;
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    reason = errno == ENOENT ? "no_output" : "output_rejected";
-    return std::nullopt;
+  sandbox::OutputRead r = sandbox::read_file(dir + "/" + name, cap);
+  switch (r.status) {
+    case sandbox::OutputRead::ok: return std::move(r.data);
+    case sandbox::OutputRead::missing: reason = "no_output"; break;
+    case sandbox::OutputRead::too_large: reason = "output_too_large"; break;
+    default: reason = "output_rejected"; break;  // a link, a FIFO, a directory, a read error
   }
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    reason = "output_rejected";
-    return std::nullopt;
-  }
-  if (static_cast<std::uint64_t>(st.st_size) > cap) {
-    ::close(fd);
-    reason = "output_too_large";
-    return std::nullopt;
-  }
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > cap) {
-      ::close(fd);
-      reason = "output_too_large";
-      return std::nullopt;
-    }
-  }
-  ::close(fd);
-  return out;
+  return std::nullopt;
 }
 
 void classify_png(const std::string& png, store::SweepResult& row) {

@@ -1,11 +1,8 @@
 // The status page (web/): GET / serves index.html, GET /static/app.js and /static/style.css the
 // page's script and style. The three files are read once at start from <PLOTQ_HOME>/web by fixed
 // names (never a path taken from a request) and served with the page's Content-Security-Policy.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "common/log.hpp"
+#include "sandbox/output.hpp"
 #include "server/app.hpp"
 
 namespace plotq::server {
@@ -19,19 +16,9 @@ const char* const kCsp =
 
 // A regular file read under a cap; nullopt when missing, not regular, a symlink or too large.
 std::optional<std::string> read_asset(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct stat st {};
-  std::optional<std::string> out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= kMaxAsset) {
-    std::string data;
-    char buf[16384];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0 && data.size() <= kMaxAsset) data.append(buf, static_cast<std::size_t>(n));
-    if (n == 0 && data.size() <= kMaxAsset) out = std::move(data);
-  }
-  ::close(fd);
-  return out;
+  sandbox::OutputRead r = sandbox::read_file(path, kMaxAsset);
+  if (r.status != sandbox::OutputRead::ok) return std::nullopt;
+  return std::move(r.data);
 }
 
 struct Asset {
