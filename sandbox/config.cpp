@@ -54,6 +54,7 @@ Config config_from_env() {
   int_field(c.rlimit_cpu_s, "PLOTQ_RLIMIT_CPU_S", 1, 86400);
   int_field(c.rlimit_fsize_mb, "PLOTQ_RLIMIT_FSIZE_MB", 1, 1 << 20);
   int_field(c.rlimit_nofile, "PLOTQ_RLIMIT_NOFILE", 16, 1 << 20);
+  int_field(c.sandbox_nice, "PLOTQ_SANDBOX_NICE", 0, 19);
 
   c.sandbox_cgroup = env_bool("PLOTQ_SANDBOX_CGROUP", c.sandbox_cgroup);
   int_field(c.cgroup_memory_mb, "PLOTQ_CGROUP_MEMORY_MB", 16, 1 << 20);

@@ -31,7 +31,10 @@ struct Config {
   std::uint64_t rlimit_cpu_s = 60;      // CPU seconds: min(this, ceil(timeout)), at least 1
   std::uint64_t rlimit_fsize_mb = 50;   // largest file a job may write
   std::uint64_t rlimit_nofile = 256;    // open files
-  // core dumps are always 0
+  // core dumps are always 0; RLIMIT_NICE is 0 (a job can never lower its niceness again)
+  // Niceness of every job (0-19, only ever raised): a render's busy loop gives way to the service's
+  // event loop (stream writes, plain turns) whenever they want the same core.
+  std::uint32_t sandbox_nice = 10;
 
   // --- cgroup (used when a writable hierarchy with the controller exists) ------------------------
   bool sandbox_cgroup = true;                   // false: rlimits alone

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -46,6 +47,11 @@ int confine_job(const ConfineSpec& spec, const char** stage) {
     ::close(fd);
     if (!ok) return fail("oom_score_adj");
   }
+  // Below the service: a busy job yields its core to plotqd's loop (stream writes, plain turns).
+  errno = 0;
+  int current = ::getpriority(PRIO_PROCESS, 0);
+  if (errno != 0) return fail("nice");
+  if (spec.nice > current && ::setpriority(PRIO_PROCESS, 0, spec.nice) != 0) return fail("nice");
   if (spec.unshare_flags && ::unshare(spec.unshare_flags) != 0) return fail("unshare");
   // Before the mounts turn /sys/fs/cgroup read-only, and before the uid changes.
   for (int i = 0; i < spec.n_cgroups; ++i) {
@@ -106,6 +112,7 @@ nlohmann::json to_json(const ConfineSpec& s) {
   j["rlimits"] = {{"as_bytes", s.rlimits.as_bytes}, {"nproc", s.rlimits.nproc},
                   {"cpu_s", s.rlimits.cpu_s}, {"fsize_bytes", s.rlimits.fsize_bytes},
                   {"nofile", s.rlimits.nofile}};
+  j["nice"] = s.nice;
   return j;
 }
 
@@ -135,6 +142,8 @@ void from_json_spec(const nlohmann::json& j, ConfineSpec* s) {
   s->rlimits.cpu_s = r.at("cpu_s").get<std::uint64_t>();
   s->rlimits.fsize_bytes = r.at("fsize_bytes").get<std::uint64_t>();
   s->rlimits.nofile = r.at("nofile").get<std::uint64_t>();
+  s->nice = j.value("nice", 0);
+  if (s->nice < 0 || s->nice > 19) throw std::invalid_argument("nice");
 }
 
 }  // namespace plotq::sandbox

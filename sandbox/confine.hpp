@@ -1,7 +1,7 @@
 // The confinement of a job's first process: ONE implementation, used by the cold path (a forked
 // child of the host, before it execs the interpreter) and by the warm path (a forked child of the
 // zygote, through libplotq_confine.so's C API). Order:
-//   setsid -> oom_score_adj 1000 -> unshare(mount, net, ipc, uts) -> join the job cgroup -> mounts (read-only view, the
+//   setsid -> oom_score_adj 1000 -> nice -> unshare(mount, net, ipc, uts) -> join the job cgroup -> mounts (read-only view, the
 //   work dir as the only writable place, fresh /proc, empty tmpfs over hidden paths) -> chdir ->
 //   drop to the job uid/gid (no groups, no capabilities) -> rlimits -> NO_NEW_PRIVS ->
 //   DUMPABLE 0 -> base seccomp filter (TSYNC).
@@ -43,13 +43,14 @@ struct ConfineSpec {
   std::uint32_t uid = 0, gid = 0;  // 0 = refused (never root)
   bool drop_groups = true;         // setgroups(0); false in the zygote's namespace (already empty)
   RlimitSpec rlimits;
+  int nice = 0;  // niceness to raise to (never lowered: a host already nicer keeps its own)
   // The base seccomp filter, built before fork (see seccomp_filter.hpp); none = no filter.
   const sock_filter* filter = nullptr;
   unsigned short filter_len = 0;
 };
 
 // Applies the whole confinement to the calling process. 0, or -errno with *stage naming the step
-// ("setsid", "unshare", "cgroup", "mount:<what>", "chdir", "setresuid", "rlimit:<which>",
+// ("setsid", "nice", "unshare", "cgroup", "mount:<what>", "chdir", "setresuid", "rlimit:<which>",
 // "no_new_privs", "dumpable", "seccomp", ...).
 int confine_job(const ConfineSpec& spec, const char** stage);
 

@@ -529,6 +529,7 @@ ConfineSpec LauncherState::confine_spec(const std::shared_ptr<Job>& job, bool wa
   spec.rlimits.cpu_s = job->cpu_limit_s;
   spec.rlimits.fsize_bytes = config.rlimit_fsize_mb << 20;
   spec.rlimits.nofile = config.rlimit_nofile;
+  spec.nice = static_cast<int>(config.sandbox_nice);
   if (!base_filter.insns.empty()) {
     spec.filter = base_filter.insns.data();
     spec.filter_len = static_cast<unsigned short>(base_filter.insns.size());

@@ -48,6 +48,10 @@ int apply_rlimits(const RlimitSpec& spec, const char** which) {
     if (which) *which = "core";
     return e;
   }
+  if (int e = lower(RLIMIT_NICE, 0)) {
+    if (which) *which = "nice";
+    return e;
+  }
   return 0;
 }
 

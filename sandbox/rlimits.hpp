@@ -11,7 +11,7 @@ struct RlimitSpec {
   std::uint64_t cpu_s = 0;        // RLIMIT_CPU; 0 = leave
   std::uint64_t fsize_bytes = 0;  // RLIMIT_FSIZE; 0 = leave
   std::uint64_t nofile = 0;       // RLIMIT_NOFILE; 0 = leave
-  // RLIMIT_CORE is always 0.
+  // RLIMIT_CORE and RLIMIT_NICE are always 0 (no core files; niceness can only go up).
 };
 
 // The CPU limit of a job: max(1, min(max_cpu_s, ceil(timeout_s))).

@@ -81,6 +81,7 @@ void register_sandbox_settings(Settings& s, sandbox::Config& c) {
   s.add("PLOTQ_RLIMIT_CPU_S", &c.rlimit_cpu_s, "CPU seconds per job: min(this, ceil(timeout))").range(1, 86'400);
   s.add("PLOTQ_RLIMIT_FSIZE_MB", &c.rlimit_fsize_mb, "largest file a job may write, MiB").range(1, 1 << 20);
   s.add("PLOTQ_RLIMIT_NOFILE", &c.rlimit_nofile, "open files per job process").range(16, 1 << 20);
+  s.add("PLOTQ_SANDBOX_NICE", &c.sandbox_nice, "niceness of every job (only raised; the job cannot lower it)").range(0, 19);
   s.add("PLOTQ_SANDBOX_CGROUP", &c.sandbox_cgroup, "use a cgroup (memory, pids) per job when one is writable");
   s.add("PLOTQ_CGROUP_MEMORY_MB", &c.cgroup_memory_mb, "memory of a whole job (all its processes), MiB").range(16, 1 << 20);
   s.add("PLOTQ_CGROUP_PIDS_MAX", &c.cgroup_pids_max, "tasks of a whole job").range(4, 100'000);

@@ -32,6 +32,13 @@ print("nproc", resource.getrlimit(resource.RLIMIT_NPROC))
 print("core", resource.getrlimit(resource.RLIMIT_CORE))
 print("tmp", os.listdir("/tmp"))
 print("oom_score_adj", open("/proc/self/oom_score_adj").read().strip())
+print("nice", os.getpriority(os.PRIO_PROCESS, 0), resource.getrlimit(resource.RLIMIT_NICE))
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, 0)  # back to the service's priority: refused
+    print("renice done")
+except PermissionError:
+    print("renice refused")
+print("nice after", os.getpriority(os.PRIO_PROCESS, 0))
 open("written.txt", "w").write("mine")
 )", 20, cold));
     REQUIRE(r.reason == sb::Reason::ok);
@@ -55,6 +62,9 @@ open("written.txt", "w").write("mine")
     CHECK_THAT(out, Catch::Contains("core (0, 0)"));
     CHECK_THAT(out, Catch::Contains("tmp ['job']"));
     CHECK_THAT(out, Catch::Contains("oom_score_adj 1000"));
+    CHECK_THAT(out, Catch::Contains("nice 10 (0, 0)"));  // sandbox_nice's default, and no way back
+    CHECK_THAT(out, Catch::Contains("renice refused"));
+    CHECK_THAT(out, Catch::Contains("nice after 10"));
     CHECK(r.cpu_s > 0);
     CHECK(r.max_rss_mb > 1);
     CHECK(r.wall_s > 0);

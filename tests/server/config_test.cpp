@@ -257,7 +257,7 @@ TEST_CASE("config: the sandbox and figure settings read the same variables as sa
       {"PLOTQ_RUNS_DIR", "/srv/runs"}, {"PLOTQ_SANDBOX_LOCK_DIR", "/srv/lock"}, {"PLOTQ_HIDDEN_PATHS", "/a,,/b"},
       {"PLOTQ_SANDBOX_UID_BASE", "70000"}, {"PLOTQ_SANDBOX_UID_COUNT", "64"}, {"PLOTQ_SANDBOX_MAX_JOBS", "3"},
       {"PLOTQ_RLIMIT_AS_MB", "2048"}, {"PLOTQ_RLIMIT_NPROC", "32"}, {"PLOTQ_RLIMIT_CPU_S", "30"},
-      {"PLOTQ_RLIMIT_FSIZE_MB", "20"}, {"PLOTQ_RLIMIT_NOFILE", "128"}, {"PLOTQ_SANDBOX_CGROUP", "false"},
+      {"PLOTQ_RLIMIT_FSIZE_MB", "20"}, {"PLOTQ_RLIMIT_NOFILE", "128"}, {"PLOTQ_SANDBOX_NICE", "15"}, {"PLOTQ_SANDBOX_CGROUP", "false"},
       {"PLOTQ_CGROUP_MEMORY_MB", "512"}, {"PLOTQ_CGROUP_PIDS_MAX", "40"}, {"PLOTQ_CGROUP_PARENT", "/x"},
       {"PLOTQ_WATCH_INTERVAL_MS", "25"}, {"PLOTQ_RUN_BUDGET_MB", "32"}, {"PLOTQ_MAX_RUN_ENTRIES", "500"},
       {"PLOTQ_MAX_RUN_DEPTH", "8"}, {"PLOTQ_MIN_MEM_AVAILABLE_MB", "100"}, {"PLOTQ_KILL_MEM_AVAILABLE_MB", "50"},
@@ -304,6 +304,8 @@ TEST_CASE("config: the sandbox and figure settings read the same variables as sa
   CHECK(r.rlimit_cpu_s == e.rlimit_cpu_s);
   CHECK(r.rlimit_fsize_mb == e.rlimit_fsize_mb);
   CHECK(r.rlimit_nofile == e.rlimit_nofile);
+  CHECK(r.sandbox_nice == e.sandbox_nice);
+  CHECK(r.sandbox_nice == 15u);
   CHECK(r.sandbox_cgroup == e.sandbox_cgroup);
   CHECK(r.cgroup_memory_mb == e.cgroup_memory_mb);
   CHECK(r.cgroup_pids_max == e.cgroup_pids_max);
