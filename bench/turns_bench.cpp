@@ -346,11 +346,12 @@ int bench_latency(const std::string& binary, int streams, int turns) {
 // ---- (b) 10,000 streams: memory and a broadcast ----------------------------------------------------
 
 // The socket floor: one 80-byte frame written to each of n loopback sockets by a writer thread,
-// read by an epoll thread like the streams above. Latency = arrival - start of the writes.
+// read by an epoll thread like the streams above. Latency = arrival - start of the writes;
+// `writes` gets the writer's own loop time per round (n send() calls and nothing else).
 // The writing ends live in this process and the reading ends in a forked child, so that each holds
 // n descriptors (2n in one process would pass the hard RLIMIT_NOFILE). Both use steady_clock
 // (CLOCK_MONOTONIC, shared across processes); the child sends its arrival times back over a pipe.
-std::vector<double> socket_floor(int n, int rounds) {
+std::vector<double> socket_floor(int n, int rounds, std::vector<double>& writes) {
   int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -416,7 +417,9 @@ std::vector<double> socket_floor(int n, int rounds) {
     std::this_thread::sleep_for(200ms);
     Clock::rep t0 = Clock::now().time_since_epoch().count();
     if (::write(go[1], &t0, sizeof t0) != sizeof t0) throw std::runtime_error("pipe write");
+    auto w0 = Clock::now();
     for (int s : server_side) ::send(s, frame.data(), frame.size(), MSG_NOSIGNAL);
+    writes.push_back(ms(Clock::now() - w0));
     std::uint32_t cnt = 0;
     if (::read(back[0], &cnt, sizeof cnt) != sizeof cnt) throw std::runtime_error("child failed");
     for (std::uint32_t i = 0; i < cnt; ++i) {
@@ -437,7 +440,7 @@ std::vector<double> socket_floor(int n, int rounds) {
 constexpr auto kStatusInterval = 5000ms;
 
 int bench_streams(const std::string& binary, int streams, int broadcasts) {
-  std::vector<double> lat, last;
+  std::vector<double> lat, last, send_ms, store_ms;
   int complete = 0;
   long rss0 = 0, rss1 = 0;
   {  // plotqd and the streams are gone before the socket floor (descriptors)
@@ -492,8 +495,17 @@ int bench_streams(const std::string& binary, int streams, int broadcasts) {
       }
       std::this_thread::sleep_for(kStatusInterval + 200ms);  // past the merge interval: the next change goes out at once
   }
+    // plotqd's own account of each broadcast's loop turn (event_flush_slow): frames, then store.
+    for (const auto& line : dm.d->stderr_lines()) {
+      if (line.find("\"event_flush_slow\"") == std::string::npos) continue;
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded() || j.value("events", 0) < streams) continue;
+      send_ms.push_back(j.value("send_ms", 0.0));
+      store_ms.push_back(j.value("store_ms", 0.0));
+    }
   }
-  std::vector<double> floor = socket_floor(streams, 5);
+  std::vector<double> writes;
+  std::vector<double> floor = socket_floor(streams, 5, writes);
   std::printf("(b) %d idle open streams (turns waiting for the slot, held by a running data job; "
               "PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S=%.0f); load avg %.1f\n",
               streams, kStatusInterval.count() / 1000.0, loadavg());
@@ -502,8 +514,12 @@ int bench_streams(const std::string& binary, int streams, int broadcasts) {
   std::printf("    status broadcast to all of them, %d broadcasts (%d complete): arrival - trigger p50 %.1f ms  p99 %.1f ms  "
               "max %.1f ms; last arrival per broadcast median %.1f ms\n",
               broadcasts, complete, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 1.0), pct(last, 0.5));
-  std::printf("    socket floor (this process writing one frame to %d loopback sockets, 5 rounds): p50 %.1f ms  p99 %.1f ms\n",
-              streams, pct(floor, 0.5), pct(floor, 0.99));
+  std::printf("    plotqd's loop turn per broadcast (event_flush_slow, %zu of them): frames written in %.1f ms, then "
+              "stored in %.1f ms (medians)\n",
+              send_ms.size(), pct(send_ms, 0.5), pct(store_ms, 0.5));
+  std::printf("    socket floor (this process writing one frame to %d loopback sockets, 5 rounds): p50 %.1f ms  p99 %.1f ms; "
+              "the writer's %d send() calls alone took %.1f ms (median)\n",
+              streams, pct(floor, 0.5), pct(floor, 0.99), streams, pct(writes, 0.5));
   return 0;
 }
 

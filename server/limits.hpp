@@ -38,6 +38,9 @@ struct TurnConfig {
   // within this long of its last one are merged into one status at the end of the interval (the
   // newest position wins). Without it every arrival in a queue of N would cost N stored events.
   double queue_status_min_interval_s = 0.5;
+  // PLOTQ_LOG_SLOW_FLUSH_MS: a loop turn whose events took this long to write and store is logged
+  // (event_flush_slow); 0 = every one.
+  double slow_flush_log_ms = 50;
   std::int64_t preview_rows = 20;            // PLOTQ_TURN_PREVIEW_ROWS: rows in a dataset event
   std::int64_t preview_cell_chars = 64;      // PLOTQ_TURN_PREVIEW_CELL_CHARS: longer cells are cut
 };

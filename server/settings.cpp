@@ -60,6 +60,9 @@ void register_turn_settings(Settings& s, TurnConfig& t) {
   s.add("PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", &t.queue_status_min_interval_s,
         "a waiting turn's queued statuses are at least this far apart (changes in between are merged); 0 = every change")
       .range(0, 60);
+  s.add("PLOTQ_LOG_SLOW_FLUSH_MS", &t.slow_flush_log_ms,
+        "log event_flush_slow when one loop turn's events take this long to write and store, ms; 0 = every time")
+      .range(0, 60'000);
   s.add("PLOTQ_SSE_RETRY_MS", &t.retry_ms, "the 'retry:' a turn's stream starts with, milliseconds").range(0, 3'600'000);
   s.add("PLOTQ_TURN_PREVIEW_ROWS", &t.preview_rows, "rows of the dataset event's preview").range(0, 1000);
   s.add("PLOTQ_TURN_PREVIEW_CELL_CHARS", &t.preview_cell_chars, "characters per preview cell; longer cells are cut").range(1, 200);

@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <typeinfo>
 
 #include "common/log.hpp"
@@ -12,8 +13,16 @@
 #include "store/turns.hpp"
 
 namespace plotq::server {
+namespace {
 
-EventLog::EventLog(boost::asio::io_context& io, store::Db& db) : io_(io), db_(db) {}
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+EventLog::EventLog(boost::asio::io_context& io, store::Db& db, std::chrono::duration<double, std::milli> slow)
+    : io_(io), db_(db), slow_(slow) {}
 
 EventLog::~EventLog() = default;
 
@@ -80,6 +89,7 @@ void EventLog::flush() {
   std::vector<Pending> batch;
   batch.swap(pending_);
   const std::string now_iso = store::iso_utc(store::now_unix());
+  const auto started = std::chrono::steady_clock::now();
 
   // Frames go out first (a broadcast reaches 10,000 streams without waiting for 10,000 inserts),
   // then the batch is committed in the same loop turn: nothing else runs on the loop in between,
@@ -88,7 +98,13 @@ void EventLog::flush() {
     auto frame = format_sse_event(p.name, p.data, std::to_string(p.seq));
     if (frame) p.turn->deliver(p.seq, p.name, *frame);
   }
+  const auto sent = std::chrono::steady_clock::now();
   store(batch, now_iso);
+  const auto stored = std::chrono::steady_clock::now();
+  // A broadcast to thousands of waiting turns holds the loop this long: say what it cost.
+  if (stored - started >= slow_)
+    log_event("event_flush_slow", {{"events", batch.size()}, {"send_ms", ms_between(started, sent)},
+                                   {"store_ms", ms_between(sent, stored)}});
   for (auto& p : batch) {
     // An event that was sent but could not be stored: its streams end, so the client resumes
     // from the store (it sees the gap in ids, never another event under a sent id: ids only grow).

@@ -7,6 +7,7 @@
 // one; a row that still fails is logged (turn_event_lost) and its turn's streams are closed, so the
 // client resumes from what was stored. Loop thread only.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -31,7 +32,8 @@ namespace plotq::server {
 
 class EventLog {
  public:
-  EventLog(boost::asio::io_context& io, store::Db& db);
+  // slow: a flush that takes this long is logged (event_flush_slow, with its frame and store times).
+  EventLog(boost::asio::io_context& io, store::Db& db, std::chrono::duration<double, std::milli> slow);
   ~EventLog();
 
   // Queues one event of the turn (ignored once the turn is ending).
@@ -67,6 +69,7 @@ class EventLog {
 
   boost::asio::io_context& io_;
   store::Db& db_;
+  std::chrono::duration<double, std::milli> slow_;
   std::vector<Pending> pending_;
   bool scheduled_ = false;
   std::function<void(const std::shared_ptr<Turn>&)> on_done_;

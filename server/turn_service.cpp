@@ -27,7 +27,7 @@ std::string queued_status_json(queue::Position p) {
 
 }  // namespace
 
-TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.db), renderer(make_renderer(a)) {
+TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.db, std::chrono::duration<double, std::milli>(a.config.turns.slow_flush_log_ms)), renderer(make_renderer(a)) {
   events.on_turn_done([this](const std::shared_ptr<Turn>& t) {
     turns.remove(*t);
     t->stop_work = nullptr;

@@ -37,6 +37,47 @@ TEST_CASE("a plain turn: retry first, then ready -> message -> done with ids 1, 
   CHECK(s.scalar("SELECT text_chars FROM turns WHERE id = '" + turn + "'") == 25);
 }
 
+TEST_CASE("a loop turn's events past PLOTQ_LOG_SLOW_FLUSH_MS are logged as event_flush_slow with their frame and store times") {
+  // Threshold 0: every flush is logged, so the plain turn's three events must all be accounted for.
+  // GET /v1/status is served after the loop turn that stored done, and its own request line comes
+  // after every flush line on plotqd's stderr: once that line is read, so are they.
+  auto logged = [](Server& s) {
+    (void)s.status();
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    auto has_status_line = [&] {
+      for (const auto& line : s.d.stderr_lines())
+        if (line.find("\"request\"") != std::string::npos && line.find("/v1/status") != std::string::npos) return true;
+      return false;
+    };
+    while (!has_status_line() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    REQUIRE(has_status_line());
+    int events = 0, lines = 0;
+    for (const auto& line : s.d.stderr_lines()) {
+      if (line.find("\"event_flush_slow\"") == std::string::npos) continue;
+      json j = json::parse(line);
+      ++lines;
+      events += j.at("events").get<int>();
+      CHECK(j.at("send_ms").get<double>() >= 0);
+      CHECK(j.at("store_ms").get<double>() >= 0);
+    }
+    return std::make_pair(lines, events);
+  };
+  {
+    Server s(Env{{"PLOTQ_LOG_SLOW_FLUSH_MS", "0"}});
+    auto st = s.turn("ann", s.session("ann"), plain("hello"));
+    REQUIRE(names(until_done(*st, 10s)) == std::vector<std::string>{"ready", "message", "done"});
+    auto [lines, events] = logged(s);
+    CHECK(lines >= 1);
+    CHECK(events == 3);
+  }
+  {
+    Server s(Env{{"PLOTQ_LOG_SLOW_FLUSH_MS", "60000"}});  // no flush takes a minute: nothing logged
+    auto st = s.turn("ann", s.session("ann"), plain("hello"));
+    REQUIRE(names(until_done(*st, 10s)) == std::vector<std::string>{"ready", "message", "done"});
+    CHECK(logged(s) == std::make_pair(0, 0));
+  }
+}
+
 TEST_CASE("a data turn: ready -> status{running} -> dataset -> message -> done, and version 1 is stored") {
   Server s;
   auto sid = s.session("ann");
