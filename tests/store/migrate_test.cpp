@@ -2,13 +2,18 @@
 #include <fstream>
 #include <sstream>
 
+#include <SQLiteCpp/Exception.h>
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
 #include "common/sha256.hpp"
 #include "store/migrate.hpp"
+#include "store/sessions.hpp"
+#include "store/turns.hpp"
 #include "tests/store/helpers.hpp"
 
 using namespace plotq::store;
+using plotq::store::test::kNow;
 using plotq::store::test::TempDir;
 
 namespace {
@@ -207,4 +212,58 @@ TEST_CASE("migrate: health says ok only at the binary's schema") {
   CHECK(h.schema_version == known_schema_version());
   CHECK(h.detail == "ok");
   CHECK_NOTHROW(require_current_schema(*db));
+}
+
+// 0004 rebuilds turn_events as a rowid table (a broadcast's rows are appended instead of landing on
+// as many pages as there are waiting turns). A database at 0003 with events keeps every one of
+// them, in order, with the same key, checks and foreign key, and the view that reads them.
+TEST_CASE("migrate: 0004 turns turn_events into a rowid table and keeps every event, key and check") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  std::vector<Migration> upto3(known_migrations().begin(), known_migrations().begin() + 3);
+  REQUIRE(upto3.back().name == "0003_turn_plots");
+  REQUIRE(apply_migrations(*db, upto3) == 3);
+  auto table_sql = [&] {
+    return db->sql().execAndGet("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'turn_events'").getString();
+  };
+  CHECK(table_sql().find("WITHOUT ROWID") != std::string::npos);
+
+  sessions::create(*db, "s", "alice", kNow);
+  for (const char* id : {"t2", "t1"}) {
+    turns::create(*db, {id, "s", "alice", 1, TurnAction::none}, kNow);
+    for (int i = 0; i < 3; ++i) turns::append_event(*db, id, "status", "{\"n\":" + std::to_string(i) + "}", kNow);
+  }
+  const std::string before =
+      db->sql().execAndGet("SELECT group_concat(turn_id || seq || event || data || created_at, '|') FROM "
+                           "(SELECT * FROM turn_events ORDER BY turn_id, seq)").getString();
+
+  CHECK(migrate(*db) == known_schema_version());
+  CHECK(table_sql().find("WITHOUT ROWID") == std::string::npos);
+  CHECK(count(*db, "SELECT count(rowid) FROM turn_events") == 6);  // a rowid table now
+  CHECK(db->sql().execAndGet("SELECT group_concat(turn_id || seq || event || data || created_at, '|') FROM "
+                             "(SELECT * FROM turn_events ORDER BY turn_id, seq)").getString() == before);
+  // The key, the checks and the foreign key hold as before.
+  auto refused = [&](const std::string& values) {  // the constraint's message, "" when stored
+    try {
+      db->sql().exec("INSERT INTO turn_events VALUES (" + values + ")");
+    } catch (const SQLite::Exception& e) {
+      return e.getErrorCode() == SQLITE_CONSTRAINT ? std::string(e.what()) : "other: " + std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(refused("'t1', 3, 'status', '{}', '2026-11-29T00:00:00Z'"), Catch::Contains("UNIQUE constraint failed: turn_events.turn_id, turn_events.seq"));
+  CHECK_THAT(refused("'nope', 1, 'status', '{}', '2026-11-29T00:00:00Z'"), Catch::Contains("FOREIGN KEY constraint failed"));
+  CHECK_THAT(refused("'t1', 4, 'status', 'not json', '2026-11-29T00:00:00Z'"), Catch::Contains("json_valid(data)"));
+  CHECK_THAT(refused("'t1', 4, 'Bad', '{}', '2026-11-29T00:00:00Z'"), Catch::Contains("CHECK constraint failed"));
+  // Stores keep appending after the migrated rows, and a resume reads them in seq order.
+  turns::append_event(*db, "t1", "done", "{}", kNow);
+  auto evs = turns::events_after(*db, "t1", 1);
+  REQUIRE(evs.size() == 3);
+  CHECK(evs[0].seq == 2);
+  CHECK(evs[2].seq == 4);
+  CHECK(evs[2].event == "done");
+  // The view reading it was made again, and deleting a turn still takes its events.
+  CHECK(count(*db, "SELECT events FROM v_turns_active WHERE turn_id = 't1'") == 4);
+  db->sql().exec("DELETE FROM turns WHERE id = 't2'");
+  CHECK(count(*db, "SELECT count(*) FROM turn_events WHERE turn_id = 't2'") == 0);
 }
