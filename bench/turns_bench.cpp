@@ -10,7 +10,8 @@
 //         stream, and a status broadcast (one more turn joins the queue, so every waiting turn's
 //         status{queued} changes) reaching all of them: p50/p99 of (arrival - trigger). Baseline in
 //         the same command: this process writing one 80-byte frame to `streams` loopback sockets
-//         of its own (the socket floor of one broadcast on this machine). The merge interval of
+//         of its own (the socket floor of one broadcast on this machine), once on an otherwise
+//         idle machine and once beside a busy process like the slot holder. The merge interval of
 //         queued statuses is 5 s here (default 0.5 s) so that opening the streams stays cheap.
 //
 // The slot holder is a data snippet that never ends (PLOTQ_TURN_DATA_TIMEOUT_S=3600), so one core
@@ -19,6 +20,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -347,11 +349,25 @@ int bench_latency(const std::string& binary, int streams, int turns) {
 
 // The socket floor: one 80-byte frame written to each of n loopback sockets by a writer thread,
 // read by an epoll thread like the streams above. Latency = arrival - start of the writes;
-// `writes` gets the writer's own loop time per round (n send() calls and nothing else).
+// `writes` gets the writer's own loop time per round (n send() calls and nothing else). With
+// `busy_beside`, a busy loop runs all along in a process of its own session at niceness 10: what
+// the slot holder is while plotqd broadcasts (a sandbox job: setsid, sandbox_nice), so that floor
+// and plotqd share the machine the same way.
 // The writing ends live in this process and the reading ends in a forked child, so that each holds
 // n descriptors (2n in one process would pass the hard RLIMIT_NOFILE). Both use steady_clock
 // (CLOCK_MONOTONIC, shared across processes); the child sends its arrival times back over a pipe.
-std::vector<double> socket_floor(int n, int rounds, std::vector<double>& writes) {
+std::vector<double> socket_floor(int n, int rounds, std::vector<double>& writes, bool busy_beside) {
+  pid_t busy = -1;
+  if (busy_beside) {
+    busy = ::fork();
+    if (busy < 0) throw std::runtime_error("fork");
+    if (busy == 0) {
+      ::setsid();
+      ::setpriority(PRIO_PROCESS, 0, 10);
+      for (volatile std::uint64_t spin = 0;; spin = spin + 1) {
+      }
+    }
+  }
   int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -434,6 +450,10 @@ std::vector<double> socket_floor(int n, int rounds, std::vector<double>& writes)
   ::close(lfd);
   int st = 0;
   ::waitpid(child, &st, 0);
+  if (busy > 0) {
+    ::kill(busy, SIGKILL);
+    ::waitpid(busy, &st, 0);
+  }
   return lat;
 }
 
@@ -504,8 +524,9 @@ int bench_streams(const std::string& binary, int streams, int broadcasts) {
       store_ms.push_back(j.value("store_ms", 0.0));
     }
   }
-  std::vector<double> writes;
-  std::vector<double> floor = socket_floor(streams, 5, writes);
+  std::vector<double> writes, busy_writes;
+  std::vector<double> floor = socket_floor(streams, 5, writes, false);
+  std::vector<double> busy_floor = socket_floor(streams, 5, busy_writes, true);
   std::printf("(b) %d idle open streams (turns waiting for the slot, held by a running data job; "
               "PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S=%.0f); load avg %.1f\n",
               streams, kStatusInterval.count() / 1000.0, loadavg());
@@ -517,9 +538,12 @@ int bench_streams(const std::string& binary, int streams, int broadcasts) {
   std::printf("    plotqd's loop turn per broadcast (event_flush_slow, %zu of them): frames written in %.1f ms, then "
               "stored in %.1f ms (medians)\n",
               send_ms.size(), pct(send_ms, 0.5), pct(store_ms, 0.5));
-  std::printf("    socket floor (this process writing one frame to %d loopback sockets, 5 rounds): p50 %.1f ms  p99 %.1f ms; "
-              "the writer's %d send() calls alone took %.1f ms (median)\n",
+  std::printf("    socket floor (this process writing one frame to %d loopback sockets, 5 rounds), machine otherwise idle: "
+              "p50 %.1f ms  p99 %.1f ms; the writer's %d send() calls alone took %.1f ms (median)\n",
               streams, pct(floor, 0.5), pct(floor, 0.99), streams, pct(writes, 0.5));
+  std::printf("    socket floor beside a busy process (own session, nice 10, as the slot holder): p50 %.1f ms  p99 %.1f ms; "
+              "send() calls %.1f ms (median)\n",
+              pct(busy_floor, 0.5), pct(busy_floor, 0.99), pct(busy_writes, 0.5));
   return 0;
 }
 
