@@ -350,9 +350,9 @@ int bench_latency(const std::string& binary, int streams, int turns) {
 // The socket floor: one 80-byte frame written to each of n loopback sockets by a writer thread,
 // read by an epoll thread like the streams above. Latency = arrival - start of the writes;
 // `writes` gets the writer's own loop time per round (n send() calls and nothing else). With
-// `busy_beside`, a busy loop runs all along in a process of its own session at niceness 10: what
-// the slot holder is while plotqd broadcasts (a sandbox job: setsid, sandbox_nice), so that floor
-// and plotqd share the machine the same way.
+// `busy_beside`, a busy loop runs all along in a process of its own session at niceness 10 (the
+// process and its scheduler autogroup): what the slot holder is while plotqd broadcasts (a sandbox
+// job: setsid, sandbox_nice), so that floor and plotqd share the machine the same way.
 // The writing ends live in this process and the reading ends in a forked child, so that each holds
 // n descriptors (2n in one process would pass the hard RLIMIT_NOFILE). Both use steady_clock
 // (CLOCK_MONOTONIC, shared across processes); the child sends its arrival times back over a pipe.
@@ -364,6 +364,10 @@ std::vector<double> socket_floor(int n, int rounds, std::vector<double>& writes,
     if (busy == 0) {
       ::setsid();
       ::setpriority(PRIO_PROCESS, 0, 10);
+      if (FILE* ag = std::fopen("/proc/self/autogroup", "w")) {  // its session's group too, as a job's
+        std::fputs("10", ag);
+        std::fclose(ag);
+      }
       for (volatile std::uint64_t spin = 0;; spin = spin + 1) {
       }
     }

@@ -49,6 +49,12 @@ struct ConfineSpec {
   unsigned short filter_len = 0;
 };
 
+// Raises the niceness of the scheduler autogroup of `pid` (0 = the caller) to `nice` (0-19): a new
+// session is a new autogroup, and autogroups share the CPU equally whatever their members'
+// niceness. 0, -ENOENT without autogroups, else -errno (-EAGAIN: an unprivileged caller within
+// 100 ms of another such write anywhere on the machine). Fork-safe (syscalls only).
+int set_autogroup_nice(pid_t pid, int nice);
+
 // Applies the whole confinement to the calling process. 0, or -errno with *stage naming the step
 // ("setsid", "nice", "unshare", "cgroup", "mount:<what>", "chdir", "setresuid", "rlimit:<which>",
 // "no_new_privs", "dumpable", "seccomp", ...).

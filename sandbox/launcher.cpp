@@ -793,6 +793,12 @@ void LauncherState::on_record(const std::shared_ptr<Job>& job, Record& rec) {
       if (job->gpidfd >= 0) ::close(job->gpidfd);
       job->gpidfd = rec.fd;
       job->ghost = pid_of_pidfd(rec.fd);
+      // A warm job's session (its scheduler autogroup) was made by its spare; only a privileged
+      // writer may nice it at once (a cold job, root when it makes its session, does it itself).
+      if (job->warm && config.sandbox_nice > 0 && job->ghost > 0) {
+        int e = set_autogroup_nice(job->ghost, static_cast<int>(config.sandbox_nice));
+        if (e != 0 && e != -ENOENT && e != -ESRCH) log_event("sandbox_autogroup_nice_failed", {{"errno", -e}});
+      }
     }
     if (job->kill_pending || job->killed) kill_job(job);
     return;

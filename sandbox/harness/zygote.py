@@ -120,6 +120,9 @@ def child_main(sock, procs_files):
         own = sock.fileno()
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
+        # The job's own session now, not at confinement: it is also its scheduler autogroup, which
+        # the host nices when it learns the job's pid (after the job message; see launcher.cpp).
+        os.setsid()
         cgroup_error = join_cgroups(procs_files)
         # Job-independent preparation, off the job's latency (sandbox/README.md "spare"): the
         # job's net/ipc/uts namespaces (~1 ms, mostly the net namespace) and numpy's seed (every
@@ -142,6 +145,7 @@ def child_main(sock, procs_files):
             os._exit(125)
         confine = dict(job["confine"])
         confine["cgroup_procs"] = []  # joined already, before the job came
+        confine["new_session"] = False  # made already, when the spare started
         flags = int(confine.get("unshare_flags", 0))
         if made & ~flags:  # the spare made a namespace this job did not ask for: not its sandbox
             os.write(3, b"error confine:spare-namespaces 22\n")

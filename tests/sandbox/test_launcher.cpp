@@ -39,6 +39,14 @@ try:
 except PermissionError:
     print("renice refused")
 print("nice after", os.getpriority(os.PRIO_PROCESS, 0))
+if os.path.exists("/proc/self/autogroup"):  # the job's session is its own scheduler group, niced too
+    import time  # a warm job's group is niced by the host when it learns the pid: wait for it
+    deadline = time.monotonic() + 5
+    while open("/proc/self/autogroup").read().split()[-1] != "10" and time.monotonic() < deadline:
+        time.sleep(0.005)
+    print("autogroup", open("/proc/self/autogroup").read().split()[1:])
+else:
+    print("autogroup absent")
 open("written.txt", "w").write("mine")
 )", 20, cold));
     REQUIRE(r.reason == sb::Reason::ok);
@@ -65,6 +73,9 @@ open("written.txt", "w").write("mine")
     CHECK_THAT(out, Catch::Contains("nice 10 (0, 0)"));  // sandbox_nice's default, and no way back
     CHECK_THAT(out, Catch::Contains("renice refused"));
     CHECK_THAT(out, Catch::Contains("nice after 10"));
+    // A kernel without autogroups has none to check (this one has: kernel.sched_autogroup_enabled).
+    if (std::filesystem::exists("/proc/self/autogroup")) CHECK_THAT(out, Catch::Contains("autogroup ['nice', '10']"));
+    else CHECK_THAT(out, Catch::Contains("autogroup absent"));
     CHECK(r.cpu_s > 0);
     CHECK(r.max_rss_mb > 1);
     CHECK(r.wall_s > 0);
