@@ -115,14 +115,15 @@ def child_main(sock, procs_files):
     """Runs in a spare: join the slot's cgroups, wait for one job, then become it. Never returns."""
     code = 126
     try:
+        # The job's own session first, not at confinement: it is also its scheduler autogroup,
+        # which the host nices when it learns the job's pid (the zygote sends that pid only once
+        # this spare leads its session: wait_own_session).
+        os.setsid()
         # Keep nothing of the zygote while waiting: not the control socket (a dead zygote's
         # socket must close at once), not the status sockets and pidfds of running jobs.
         own = sock.fileno()
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
-        # The job's own session now, not at confinement: it is also its scheduler autogroup, which
-        # the host nices when it learns the job's pid (after the job message; see launcher.cpp).
-        os.setsid()
         cgroup_error = join_cgroups(procs_files)
         # Job-independent preparation, off the job's latency (sandbox/README.md "spare"): the
         # job's net/ipc/uts namespaces (~1 ms, mostly the net namespace) and numpy's seed (every
@@ -187,6 +188,18 @@ def fork_spare(own_pidns, slot, slot_cgroups):
         raise OSError(e, "setns(pid): " + os.strerror(e))
     child_sock.close()
     return Spare(pid, os.pidfd_open(pid), parent_sock, slot)
+
+
+def wait_own_session(pid, limit_s=2.0):
+    """Until the spare `pid` leads its own session (its first step, see child_main): a spare forked
+    just now for a job may not have got there yet, and the host nices the job's session (its
+    scheduler autogroup) as soon as it learns the pid."""
+    deadline = time.monotonic() + limit_s
+    try:
+        while os.getsid(pid) != pid and time.monotonic() < deadline:
+            time.sleep(0.0002)
+    except OSError:
+        pass  # gone: its end is reported as usual
 
 
 def send_status(sock, text, fd=None):
@@ -292,6 +305,7 @@ def main(argv):
                     poller.unregister(s.pidfd)
                     socket.send_fds(s.sock, [json.dumps(job).encode()], fds[:3])
                     s.sock.close()
+                    wait_own_session(s.pid)  # the host nices the job's session when it gets "pid"
                     send_status(status, "pid", s.pidfd)
                     running[s.pidfd] = (s.pid, status)
                     poller.register(s.pidfd, select.POLLIN)
