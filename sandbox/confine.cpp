@@ -22,15 +22,12 @@ namespace plotq::sandbox {
 
 int set_autogroup_nice(pid_t pid, int nice) {
   if (nice < 0 || nice > 19) return -EINVAL;
-  char path[48];
+  char path[48], text[4];
   if (pid == 0) std::snprintf(path, sizeof path, "/proc/self/autogroup");
   else std::snprintf(path, sizeof path, "/proc/%d/autogroup", static_cast<int>(pid));
+  int len = std::snprintf(text, sizeof text, "%d", nice);
   int fd = ::open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
-  char text[4];
-  int len = 0;
-  if (nice >= 10) text[len++] = static_cast<char>('0' + nice / 10);
-  text[len++] = static_cast<char>('0' + nice % 10);
   int rc = ::write(fd, text, static_cast<size_t>(len)) == len ? 0 : -errno;
   ::close(fd);
   return rc;
@@ -70,9 +67,9 @@ int confine_job(const ConfineSpec& spec, const char** stage) {
   if (spec.nice > current && ::setpriority(PRIO_PROCESS, 0, spec.nice) != 0) return fail("nice");
   // A new session is a new scheduler autogroup, and autogroups share the CPU equally whatever
   // their members' niceness: the group's own niceness goes up too. Done here when this call made
-  // the session as root (cold path); a warm job's session is made by its spare ahead of time and
-  // niced by the host (set_autogroup_nice), as unprivileged writes are limited to one per 100 ms.
-  if (spec.new_session && spec.nice > 0 && ::geteuid() == 0) {
+  // the session (the cold path, still root); a warm job's session is made by its spare ahead of
+  // time and niced by the host, as unprivileged writes are limited to one per 100 ms.
+  if (spec.new_session && spec.nice > 0) {
     if (int e = set_autogroup_nice(0, spec.nice); e != 0 && e != -ENOENT) {
       *stage = "nice";
       return e;
