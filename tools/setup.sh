@@ -8,10 +8,13 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PLOTQ_BUILD_DIR:-$root/build}
 
+# python3 (Debian's CPython 3.11) is the sandbox runtime's base interpreter: it lives under /usr,
+# which every job sees read-only (pyenv's lives under /root, a hidden path). python3-dev builds
+# plotq_exec_arm.so; python3-venv bootstraps uv; libcairo2 is cairosvg's (pygal's PNG export);
+# the fonts are what vl-convert and cairosvg find through fontconfig.
 packages=(build-essential cmake pkg-config libboost-dev libsqlitecpp-dev libsqlite3-dev
-  libseccomp-dev nlohmann-json3-dev catch2 sqlite3 python3-dev
-  python3-numpy python3-pandas python3-scipy python3-matplotlib python3-plotly python3-seaborn
-  python3-seccomp ninja-build chromium nodejs npm)
+  libseccomp-dev nlohmann-json3-dev catch2 sqlite3 python3 python3-dev python3-venv
+  libcairo2 fontconfig fonts-dejavu-core fonts-liberation2 ninja-build chromium nodejs npm)
 
 if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
   missing=()
@@ -38,6 +41,13 @@ if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
   if [ -f "$root/sandbox/figure/package-lock.json" ] && [ ! -d "$root/sandbox/figure/node_modules/playwright-core" ]; then
     (cd "$root/sandbox/figure" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   fi
+fi
+
+# The sandbox runtime (runtime/README.md): a venv of Debian's python3 with exactly the packages of
+# runtime/requirements.lock, every one checked against its hashes, wheels only. A re-run with an
+# unchanged lock does nothing (the venv keeps the lock's sha256 in .plotq-lock-sha256).
+if [ "${PLOTQ_SKIP_RUNTIME:-0}" != 1 ]; then
+  "$root/tools/runtime.sh"
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)

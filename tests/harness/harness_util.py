@@ -12,7 +12,7 @@ from typing import NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARNESS_DIR = os.path.join(ROOT, "sandbox", "harness")
 HARNESS = os.path.join(HARNESS_DIR, "harness.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = os.environ.get("PLOTQ_PYTHON") or os.path.join(ROOT, "runtime", "venv", "bin", "python")
 SKIP_VALIDATION = "PLOTQ_HARNESS_SKIP_VALIDATION"
 RUN_TIMEOUT_S = 120
 WORKERS = 2
