@@ -5,41 +5,20 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/text.hpp"
 #include "table/cell_types.hpp"
 #include "table/csv.hpp"
 
 namespace plotq::table {
 namespace {
 
+using plotq::json_depth;
+using plotq::utf8_chars;
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-std::size_t utf8_chars(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
-// Bracket depth outside strings: refuses a JSON bomb before the JSON parser sees it.
-std::size_t json_depth(std::string_view s) {
-  std::size_t depth = 0, max = 0;
-  bool in_str = false, esc = false;
-  for (char c : s) {
-    if (in_str) {
-      if (esc) esc = false;
-      else if (c == '\\') esc = true;
-      else if (c == '"') in_str = false;
-      continue;
-    }
-    if (c == '"') in_str = true;
-    else if (c == '[' || c == '{') max = std::max(max, ++depth);
-    else if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-  return max;
 }
 
 std::optional<std::string> json_cell(const nlohmann::json& v) {
@@ -51,9 +30,10 @@ std::optional<std::string> json_cell(const nlohmann::json& v) {
 }
 
 ParseResult from_json(std::string_view text, const Caps& caps, Table& t) {
-  if (json_depth(text) > 2) return ParseError{"unparseable"};
+  // A table is records or a column map: two levels. Deeper is refused before the parser runs.
+  if (json_depth(text) > 2) return ParseError{"unparseable", 422, "nested deeper than a table"};
   nlohmann::json doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) return ParseError{"unparseable"};
+  if (doc.is_discarded()) return ParseError{"unparseable", 422, "not JSON"};
   std::vector<std::string> names;
   std::map<std::string, std::size_t> index;
   auto column = [&](const std::string& name) -> std::optional<std::size_t> {

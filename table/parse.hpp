@@ -14,6 +14,7 @@ namespace plotq::table {
 struct ParseError {
   std::string code;
   int http_status = 422;
+  std::string detail;  // which check refused it (for logs and tests; the code is the contract)
 };
 
 using ParseResult = std::variant<Table, ParseError>;

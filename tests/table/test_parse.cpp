@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include "table/csv.hpp"
+#include "common/text.hpp"
 #include "table/parse.hpp"
 
 using namespace plotq::table;
+using plotq::json_depth;
 
 static Table ok(std::string_view text) {
   auto r = parse_table(text);
@@ -108,8 +110,16 @@ TEST_CASE("the error vocabulary") {
 }
 
 TEST_CASE("a JSON bomb is refused by the depth scan, not parsed") {
-  std::string bomb(100'000, '[');
-  CHECK(err(bomb) == "unparseable");
+  // Valid JSON nested 100,000 deep: the parser would accept it, so only the scan can give the
+  // detail below.
+  std::string bomb = "[" + std::string(100'000, '[') + std::string(100'000, ']') + "]";
+  auto r = parse_table(bomb);
+  REQUIRE(std::holds_alternative<ParseError>(r));
+  CHECK(std::get<ParseError>(r).code == "unparseable");
+  CHECK(std::get<ParseError>(r).detail == "nested deeper than a table");
+  // Inside a string, brackets are text: a records table whose cell is "[[[[" parses.
+  CHECK(ok(R"([{"a": "[[[[{{{{"}])").rows[0][0] == "[[[[{{{{");
+  CHECK(json_depth(R"([{"a": "[[[["}])") == 2);
 }
 
 TEST_CASE("the caps are inclusive: exactly at the cap passes") {
