@@ -12,14 +12,15 @@ import sys
 
 UNLISTED = "unlisted"
 
-# Public paths of the library exceptions a data snippet commonly meets.
+# Public paths of the library exceptions a data snippet commonly meets (numpy 2 names: its
+# numpy.core is a deprecated shim whose attribute reads import modules lazily).
 ERROR_CLASSES = (
-    "numpy.linalg.LinAlgError", "numpy.AxisError",
-    "numpy.core._exceptions.UFuncTypeError", "numpy.core._exceptions._UFuncNoLoopError",
-    "numpy.core._exceptions._UFuncBinaryResolutionError",
-    "numpy.core._exceptions._UFuncInputCastingError",
-    "numpy.core._exceptions._UFuncOutputCastingError",
-    "numpy.core._exceptions._ArrayMemoryError",
+    "numpy.linalg.LinAlgError", "numpy.exceptions.AxisError",
+    "numpy._core._exceptions.UFuncTypeError", "numpy._core._exceptions._UFuncNoLoopError",
+    "numpy._core._exceptions._UFuncBinaryResolutionError",
+    "numpy._core._exceptions._UFuncInputCastingError",
+    "numpy._core._exceptions._UFuncOutputCastingError",
+    "numpy._core._exceptions._ArrayMemoryError",
     "pandas.errors.ParserError", "pandas.errors.EmptyDataError",
     "pandas.errors.OutOfBoundsDatetime", "pandas.errors.OutOfBoundsTimedelta",
     "pandas.errors.IntCastingNaNError", "pandas.errors.InvalidIndexError",
@@ -27,8 +28,7 @@ ERROR_CLASSES = (
     "pandas.errors.IndexingError", "pandas.errors.NullFrequencyError",
     "pandas.errors.SpecificationError", "pandas.errors.DataError",
     "pandas.errors.DuplicateLabelError", "pandas.errors.UndefinedVariableError",
-    "pandas.errors.UnsupportedFunctionCall", "pandas.errors.SettingWithCopyError",
-    "pandas.errors.OptionError", "pandas._libs.tslibs.parsing.DateParseError",
+    "pandas.errors.UnsupportedFunctionCall", "pandas.errors.OptionError", "pandas._libs.tslibs.parsing.DateParseError",
     "scipy.optimize.OptimizeWarning", "scipy.integrate.IntegrationWarning",
     "scipy.special.SpecialFunctionError", "scipy.special.SpecialFunctionWarning",
     "scipy.stats.FitError", "scipy.stats.DegenerateDataWarning",

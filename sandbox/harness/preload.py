@@ -24,7 +24,7 @@ DATA_EXTRA_MODULES = (
     "pytz", "dateutil", "dateutil.tz", "dateutil.parser", "dateutil.relativedelta",
     "pandas.io.formats.csvs", "pandas.io.formats.format", "pandas.io.formats.printing",
     "pandas.io.formats.console", "pandas.io.common", "pandas.errors",
-    "numpy.core._exceptions", "scipy.stats._stats_py",
+    "numpy._core._exceptions", "scipy.stats._stats_py",
     "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
     "encodings.cp1252", "encodings.unicode_escape", "encodings.raw_unicode_escape",
 )
@@ -72,8 +72,12 @@ def _load_time_zones():
     names = sorted(zoneinfo.available_timezones()) if zoneinfo else []
     pytz = _import("pytz")
     tz = _import("dateutil.tz")
+    # pandas 3 reads a zone's transitions from a "twin" made by the pure-Python
+    # zoneinfo._zoneinfo.ZoneInfo (its own cache, apart from the C class's)
+    twin = _import("zoneinfo._zoneinfo")
     for name in names:
-        for factory in (zoneinfo and zoneinfo.ZoneInfo, pytz and pytz.timezone, tz and tz.gettz):
+        for factory in (zoneinfo and zoneinfo.ZoneInfo, pytz and pytz.timezone, tz and tz.gettz,
+                        twin and twin.ZoneInfo):
             if factory is None:
                 continue
             try:
@@ -105,7 +109,7 @@ def _warm_up_data():
         lambda: np.fft.fft(np.ones(4)),
         lambda: np.polynomial.Polynomial([1, 2])(3.0),
         lambda: pd.date_range("2020-01-01", periods=3, freq="D"),
-        lambda: pd.date_range("2020-01-01", periods=3, freq="M", tz="Europe/Zurich"),
+        lambda: pd.date_range("2020-01-01", periods=3, freq="ME", tz="Europe/Zurich"),
         lambda: pd.to_datetime(["2020-01-01", "2020-02-01"]),
         lambda: pd.to_datetime(["01.02.2020"], format="%d.%m.%Y"),
         lambda: pd.Timestamp("2020-01-01").strftime("%Y"),
@@ -165,8 +169,31 @@ def _preload_data():
     for name in DATA_EXTRA_MODULES:
         _import(name)
     _import_packages(DATA_PACKAGES)
+    _pandas_for_the_sandbox()
     _load_time_zones()
     _warm_up_data()
+
+
+def _pandas_for_the_sandbox():
+    """pandas settings every mode that imports pandas needs before arming. One thread: pandas 3's
+    read_csv sizes a thread pool by reading /sys/fs/cgroup/cpu.max unless mode.max_threads is
+    set (the sandbox runs numeric code single-threaded, and threads are refused). No chained-
+    assignment check: pandas 3 looks for it by reading its caller's frame (sys._getframe), which
+    the guard refuses; under copy-on-write a chained assignment changes nothing either way, so
+    only its warning (never shown in the sandbox) is lost."""
+    pandas = _import("pandas")
+    if pandas is None:
+        return
+    try:
+        pandas.set_option("mode.max_threads", 1)
+    except Exception:       # a pandas without the option starts no read_csv threads
+        pass
+    import sys
+    for name in ("pandas.compat", "pandas.core.frame", "pandas.core.series", "pandas.core.generic",
+                 "pandas.core.indexing"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "CHAINED_WARNING_DISABLED", None) is False:
+            module.CHAINED_WARNING_DISABLED = True
 
 
 def _import_builtin_and_frozen():
@@ -421,6 +448,7 @@ def prepare(mode):
             matplotlib.use("Agg")
         for name in PLOT_MODULES + ("matplotlib.font_manager",):
             _import(name)
+        _pandas_for_the_sandbox()
         if mode == "figure":
             for name in FIGURE_MODULES:
                 _import(name)

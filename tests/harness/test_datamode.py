@@ -86,7 +86,7 @@ TIME_ZONES = """\
 import pandas as pd
 a = pd.date_range("2024-03-01", periods=4, freq="D", tz="Pacific/Chatham")
 b = pd.date_range("2024-03-01", periods=4, freq="D", tz="dateutil/Asia/Kathmandu")
-c = pd.Series(pd.date_range("2024-03-30", periods=4, freq="12H", tz="UTC")).dt.tz_convert("Europe/Zurich")
+c = pd.Series(pd.date_range("2024-03-30", periods=4, freq="12h", tz="UTC")).dt.tz_convert("Europe/Zurich")
 df = pd.DataFrame({"chatham": a.astype(str), "kathmandu": b.astype(str), "zurich": c.astype(str)})
 """
 STDLIB_MIX = """\

@@ -116,7 +116,7 @@ class Cells(unittest.TestCase):
         df = pd.DataFrame({
             "f": [1.5, np.nan], "i": [1, 2], "b": [True, False],
             "t": pd.to_datetime(["2024-01-01", None]),
-            "tz": pd.date_range("2024-01-01", periods=2, freq="H", tz="Europe/Zurich"),
+            "tz": pd.date_range("2024-01-01", periods=2, freq="h", tz="Europe/Zurich"),
             "td": pd.to_timedelta([1, 2], unit="h"), "n": pd.array([1, None], dtype="Int64"),
             "s": pd.array(["x", None], dtype="string"), "c": pd.Categorical(["u", "v"]),
             "o": ["text", None], "mix": [1, "a"], "d": [datetime.date(2024, 1, 1), None],
