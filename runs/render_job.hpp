@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runs/render_interpret.hpp"
 #include "sandbox/job.hpp"
 
 namespace boost::asio {
@@ -23,14 +24,6 @@ class FigureRenderer;
 
 namespace plotq::runs {
 
-inline constexpr std::size_t kMaxRenderSourceChars = 131'072;
-inline constexpr std::size_t kMaxDataCsvChars = 2'097'152;
-inline constexpr double kMaxRenderTimeoutS = 120;
-inline constexpr std::size_t kMaxPngBytes = 10'485'760;
-inline constexpr std::size_t kMaxFigureBytes = 16u << 20;  // plot-<theme>.json (FigureConfig's cap too)
-inline constexpr std::size_t kMaxRenderRecordBytes = 64 * 1024;  // result.json
-inline constexpr int kCanvasTolerancePx = 16;
-
 // Host-side settings of the renderer (env PLOTQ_<FIELD IN UPPER CASE>).
 struct RenderConfig {
   // A private 0700 dir per Renderer is made here for the figure JSON handed to Chromium and the
@@ -38,68 +31,6 @@ struct RenderConfig {
   std::string render_tmp_dir = "/tmp";
 };
 RenderConfig render_config_from_env();
-
-struct RenderRequest {
-  std::string job_id;
-  std::string source;   // the plot file
-  std::string library;  // matplotlib | seaborn | plotly (bokeh: runtime_unavailable)
-  std::vector<std::string> themes;  // 1..2 of light|dark, distinct
-  double timeout_s = 60;
-  std::string data_csv;  // written as data.csv next to plot.py when not empty
-};
-
-struct ThemeRun {
-  std::string theme;
-  std::string mode;  // plot | figure (empty when no sandbox job was made)
-  // "ok", or a fixed reason: plot_error (the plot raised: error_class/error_line), plot_exit,
-  // no_output, canvas_size (measured "WxH" in message, measured/limit = width), output_too_large,
-  // output_rejected, guard_refused (refusal_rule), figure_invalid, draw_failed, no_webgl,
-  // renderer_error, runtime_unavailable, invalid_library, invalid_request, source_invalid,
-  // plot_missing, internal_error, timeout, memory, cpu, disk, files, cancelled, launcher,
-  // exec_denied, harness_error, crashed, ... (runs/README.md lists them all)
-  std::string outcome = "ok";
-  std::optional<int> exit_code;
-  bool timed_out = false;
-  std::optional<std::string> png;  // bytes, only when outcome == ok
-  int width = 0, height = 0;       // from the PNG header when a PNG was read
-  std::optional<std::string> error_class;
-  std::optional<int> error_line;
-  std::optional<std::string> refusal_rule;  // guard_refused: the guard's rule
-  std::optional<std::string> figure_code;   // figure mode: the screenshot step's own code
-  std::optional<double> measured, limit;
-  std::string message;  // plotq's own sentence (never what the code printed)
-  double wall_s = 0;
-  double cpu_s = 0;
-  double max_rss_mb = 0;
-  int attempts = 1;
-  double draw_s = 0;       // figure mode: host time of the screenshot step
-  sandbox::JobResult job;  // the plot step's launcher result (for the ledger; outputs cleared)
-};
-
-struct RenderResult {
-  std::map<std::string, ThemeRun> outputs;  // by theme
-};
-
-// What a renderer can serve here: "ok", or "runtime_unavailable" (no Chromium/plotly.js for plotly,
-// bokeh always), or "invalid_library".
-std::string render_support(const std::string& library, const sandbox::FigureRenderer* figures);
-
-// "plot" for matplotlib/seaborn, "figure" for plotly.
-std::string render_mode(const std::string& library);
-// "" when the request is well formed, else why not (job id, source, themes, timeout, data).
-std::string validate_render_request(const RenderRequest& request);
-
-// One theme's plot step: mode plot|figure, plot.py (+ data.csv), ANYPLOT_THEME, the output and
-// result.json under their caps.
-sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s);
-// The plot step's result, cross-checked against the harness's record. Plot mode ends here (ok
-// with the PNG, or a reason). Figure mode answers "ok" with the collected JSON still in
-// run.job.outputs["plot-<theme>.json"] for the screenshot step; every other output is dropped.
-ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, const std::string& theme);
-// The screenshot step's code -> a ThemeRun outcome (the sweep's bare mode maps it alike).
-std::string figure_outcome(const std::string& code);
-// plotq's own sentence for an outcome (never what the code printed).
-std::string describe(const ThemeRun& run);
 
 class RenderHandle {
  public:
@@ -141,10 +72,5 @@ class Renderer {
   sandbox::FigureRenderer* figures_;
   std::shared_ptr<detail::RendererShared> shared_;
 };
-
-// PNG IHDR size, or nullopt when the bytes are not a PNG.
-std::optional<std::pair<int, int>> png_size(const std::string& bytes);
-// 3200x1800 or 2400x2400 within kCanvasTolerancePx.
-bool canvas_ok(int width, int height);
 
 }  // namespace plotq::runs

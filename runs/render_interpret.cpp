@@ -1,0 +1,286 @@
+// The pure half of a render (runs/render_interpret.hpp): request checks, the plot step's job spec,
+// the cross-check of its result against the harness's record, the PNG header, the outcome
+// sentences. No I/O; the asynchronous run is runs/render_job.cpp.
+#include "runs/render_interpret.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "runs/record_fields.hpp"
+#include "sandbox/figure_renderer.hpp"
+
+namespace plotq::runs {
+
+namespace {
+
+constexpr const char* kPlotFile = "plot.py";
+constexpr const char* kDataFile = "data.csv";
+constexpr const char* kResultFile = "result.json";
+// result.json is a flat object; anything nested deeper is not a harness record.
+constexpr int kMaxRecordDepth = 8;
+
+std::size_t utf8_chars(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+bool matches(const std::string& s, std::size_t max_len, bool upper_ok) {
+  if (s.empty() || s.size() > max_len) return false;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              (upper_ok && c >= 'A' && c <= 'Z');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Nesting depth of a JSON text, brackets outside strings counted without parsing: a record is
+// parsed only when it is shallow (nlohmann destroys values recursively).
+bool shallow_json(const std::string& text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+
+
+bool plain_word(const std::string& s) {
+  if (s.empty() || s.size() > 32) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
+  return true;
+}
+
+// The harness's plot/figure reasons (sandbox/harness/exits.py PLOT_REASONS) by exit code.
+const std::map<int, std::string>& plot_reasons() {
+  static const std::map<int, std::string> reasons = {
+      {0, "ok"},           {30, "plot_error"},     {31, "guard_refused"},  {32, "plot_exit"},
+      {33, "plot_missing"}, {34, "source_invalid"}, {35, "internal_error"},
+  };
+  return reasons;
+}
+
+}  // namespace
+
+std::string render_output_name(const std::string& mode, const std::string& theme) {
+  return "plot-" + theme + (mode == "figure" ? ".json" : ".png");
+}
+
+std::optional<std::pair<int, int>> png_size(const std::string& bytes) {
+  static const unsigned char kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (bytes.size() < 24) return std::nullopt;
+  for (int i = 0; i < 8; ++i)
+    if (static_cast<unsigned char>(bytes[i]) != kSignature[i]) return std::nullopt;
+  auto u32 = [&](std::size_t at) {
+    return (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at])) << 24) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + 1])) << 16) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + 2])) << 8) |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + 3]));
+  };
+  if (u32(8) != 13 || bytes.compare(12, 4, "IHDR") != 0) return std::nullopt;
+  std::uint32_t w = u32(16), h = u32(20);
+  if (w == 0 || h == 0 || w > 0x7fffffffu || h > 0x7fffffffu) return std::nullopt;
+  return std::make_pair(static_cast<int>(w), static_cast<int>(h));
+}
+
+bool canvas_ok(int width, int height) {
+  auto near = [](int v, int target) { return std::abs(v - target) <= kCanvasTolerancePx; };
+  return (near(width, 3200) && near(height, 1800)) || (near(width, 2400) && near(height, 2400));
+}
+
+std::string render_support(const std::string& library, const sandbox::FigureRenderer* figures) {
+  if (library == "matplotlib" || library == "seaborn") return "ok";
+  if (library == "plotly") return figures && figures->available() ? "ok" : "runtime_unavailable";
+  // The Python bokeh package is not in Debian's archive (python3-bokeh does not exist).
+  if (library == "bokeh") return "runtime_unavailable";
+  return "invalid_library";
+}
+
+std::string render_mode(const std::string& library) { return library == "plotly" ? "figure" : "plot"; }
+
+std::string validate_render_request(const RenderRequest& r) {
+  if (!matches(r.job_id, 64, true)) return "job_id";
+  if (!matches(r.library, 32, false)) return "library";
+  if (r.source.empty() || utf8_chars(r.source) > kMaxRenderSourceChars) return "source";
+  if (utf8_chars(r.data_csv) > kMaxDataCsvChars) return "data_csv";
+  if (!(r.timeout_s > 0) || !(r.timeout_s <= kMaxRenderTimeoutS)) return "timeout_s";
+  if (r.themes.empty() || r.themes.size() > 2) return "themes";
+  for (const auto& t : r.themes)
+    if (t != "light" && t != "dark") return "themes";
+  if (r.themes.size() == 2 && r.themes[0] == r.themes[1]) return "themes";
+  return "";
+}
+
+sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s) {
+  std::string mode = render_mode(request.library);
+  sandbox::JobSpec spec;
+  spec.mode = mode;
+  spec.files[kPlotFile] = request.source;
+  if (!request.data_csv.empty()) spec.files[kDataFile] = request.data_csv;
+  spec.argv = {"--" + mode, kPlotFile};
+  spec.env["ANYPLOT_THEME"] = theme;
+  spec.timeout_s = timeout_s;
+  spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? kMaxFigureBytes : kMaxPngBytes;
+  spec.outputs[kResultFile] = kMaxRenderRecordBytes;
+  spec.label = "render " + request.job_id + " " + theme;
+  return spec;
+}
+
+std::string figure_outcome(const std::string& code) {
+  if (code == "figure_missing") return "no_output";
+  if (code == "figure_not_regular") return "output_rejected";
+  if (code == "figure_too_large") return "output_too_large";
+  if (code == "figure_empty" || code == "figure_too_deep" || code == "figure_invalid" || code == "figure_size_invalid")
+    return "figure_invalid";
+  if (code == "no_webgl" || code == "draw_failed" || code == "timeout" || code == "runtime_unavailable") return code;
+  if (code == "size_mismatch") return "canvas_size";
+  if (code == "shutdown") return "cancelled";
+  return "renderer_error";  // request_invalid, output_failed, browser_failed, renderer_*, protocol_error, busy
+}
+
+ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, const std::string& theme) {
+  ThemeRun r;
+  r.theme = theme;
+  r.mode = mode;
+  r.exit_code = job.exit_code;
+  r.timed_out = job.timed_out;
+  r.wall_s = job.wall_s;
+  r.cpu_s = job.cpu_s;
+  r.max_rss_mb = job.max_rss_mb;
+  r.attempts = job.attempts > 0 ? job.attempts : 1;
+  r.measured = job.measured;
+  r.limit = job.limit;
+  const std::string out = render_output_name(mode, theme);
+  std::optional<std::string> figure_json;
+  auto done = [&](std::string outcome) {
+    r.outcome = std::move(outcome);
+    job.outputs.clear();
+    if (figure_json && r.outcome == "ok") job.outputs[out] = std::move(*figure_json);
+    r.job = std::move(job);
+    r.message = describe(r);
+    return r;
+  };
+
+  // The sandbox's verdict comes first: a stop by the host, a crash, a refused layer, an output
+  // that was not a regular file or was over its cap.
+  if (job.reason != sandbox::Reason::ok && job.reason != sandbox::Reason::nonzero_exit)
+    return done(sandbox::to_string(job.reason));
+
+  // The record is written inside the sandbox: it counts only when it agrees with the process.
+  nlohmann::json rec;
+  auto rec_text = job.outputs.find(kResultFile);
+  if (rec_text != job.outputs.end() && shallow_json(rec_text->second, kMaxRecordDepth))
+    rec = nlohmann::json::parse(rec_text->second, nullptr, false);
+  int exit_code = job.exit_code.value_or(-1);
+  auto rec_exit = int_field(rec, "exit_code");
+  auto rec_reason = str_field(rec, "reason");
+  auto known = plot_reasons().find(exit_code);
+  bool agrees = rec.is_object() && rec_exit && *rec_exit == exit_code && rec_reason && known != plot_reasons().end() &&
+                known->second == *rec_reason && str_field(rec, "mode") == mode && str_field(rec, "theme") == theme &&
+                str_field(rec, "output") == out;
+  if (!agrees) return done("harness_error");
+
+  if (rec.contains("error") && rec["error"].is_object()) {
+    auto cls = str_field(rec["error"], "class");
+    if (cls && plain_class_name(*cls)) r.error_class = cls;
+    if (auto line = int_field(rec["error"], "line")) r.error_line = static_cast<int>(*line);
+  }
+  if (rec.contains("refusal") && rec["refusal"].is_object()) {
+    auto rule = str_field(rec["refusal"], "rule");
+    if (rule && plain_word(*rule)) r.refusal_rule = rule;
+    if (auto line = int_field(rec["refusal"], "line")) r.error_line = static_cast<int>(*line);
+  }
+  if (*rec_reason == "source_invalid") {
+    if (auto m = int_field(rec, "measured")) r.measured = static_cast<double>(*m);
+    if (auto l = int_field(rec, "limit")) r.limit = static_cast<double>(*l);
+  }
+  if (*rec_reason != "ok") return done(*rec_reason);
+
+  auto file = job.outputs.find(out);
+  if (file == job.outputs.end()) return done("no_output");
+  if (mode == "figure") {
+    figure_json = std::move(file->second);
+    return done("ok");
+  }
+  auto size = png_size(file->second);
+  if (!size) return done("output_rejected");
+  r.width = size->first;
+  r.height = size->second;
+  if (!canvas_ok(r.width, r.height)) {
+    r.measured = r.width;
+    r.limit = r.width * 3 >= r.height * 4 ? 3200 : 2400;  // the nearer canvas by shape (w/h >= 4/3)
+    return done("canvas_size");
+  }
+  r.png = std::move(file->second);
+  return done("ok");
+}
+
+std::string describe(const ThemeRun& r) {
+  const std::string& o = r.outcome;
+  const bool figure = r.mode == "figure";
+  auto at_line = [&] { return r.error_line ? " at line " + std::to_string(*r.error_line) : std::string(); };
+  auto mib = [](std::optional<double> v) {
+    return v ? std::to_string(static_cast<long long>(std::llround(*v / 1048576.0))) + " MiB" : std::string("its cap");
+  };
+  if (o == "ok")
+    return r.png ? "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) + " image."
+                 : "The plot step finished; the figure is drawn next.";
+  if (o == "plot_error") return "The plot raised " + r.error_class.value_or("an error") + at_line() + ".";
+  if (o == "plot_exit") return "The plot ended itself with an error status (sys.exit)" + at_line() + ".";
+  if (o == "guard_refused")
+    return "The plot tried something plot code may not do (" + r.refusal_rule.value_or("refused") + ")" + at_line() +
+           ", so the render was stopped.";
+  if (o == "no_output")
+    return figure ? "The plot ran but made no figure: call fig.write_image(...) or fig.show()."
+                  : "The plot ran but saved no image: save it with fig.savefig(f\"plot-{THEME}.png\").";
+  if (o == "canvas_size")
+    return "The image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +
+           "; it must be 3200x1800 (figsize=(16, 9), dpi=200) or 2400x2400 (figsize=(12, 12), dpi=200).";
+  if (o == "output_too_large") {
+    bool image = !figure || (r.limit && *r.limit == static_cast<double>(kMaxPngBytes));
+    return std::string(image ? "The image" : "The figure") + " is larger than " + mib(r.limit) + ".";
+  }
+  if (o == "output_rejected")
+    return figure ? "The plot's figure file is not a regular file." : "The plot's image is not a regular PNG file.";
+  if (o == "figure_invalid")
+    return "The figure could not be read as a plotly figure (" + r.figure_code.value_or("figure_invalid") + ").";
+  if (o == "draw_failed") return "The figure could not be drawn.";
+  if (o == "no_webgl") return "The figure needs WebGL, which is not available here.";
+  if (o == "renderer_error") return "The figure renderer failed (" + r.figure_code.value_or("unknown") + ").";
+  if (o == "runtime_unavailable") return "This plotting library cannot be rendered here.";
+  if (o == "invalid_library") return "This plotting library is not supported.";
+  if (o == "invalid_request") return "The render request is not valid.";
+  if (o == "source_invalid") return "The plot file is too large or not UTF-8.";
+  if (o == "timeout") return "The code did not finish within the time limit.";
+  if (o == "cpu") return "The code used more CPU time than allowed.";
+  if (o == "memory") return "The code used more memory than allowed.";
+  if (o == "disk") return "The code wrote more data to disk than allowed.";
+  if (o == "files") return "The code created too many files.";
+  if (o == "cancelled") return "The render was cancelled.";
+  if (o == "crashed") return "The plot's process crashed.";
+  if (o == "harness_error") return "The render ended without a harness record that matches the process.";
+  if (o == "launcher" || o == "exec_denied" || o == "sandbox_unavailable" || o == "low_memory" || o == "io")
+    return "The sandbox could not run the plot (" + o + ").";
+  return "The render failed (" + o + ").";
+}
+
+}  // namespace plotq::runs
