@@ -1,26 +1,14 @@
 #include "sandbox/figure_renderer.hpp"
 
-#include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <boost/asio/post.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/streambuf.hpp>
-#include <boost/asio/write.hpp>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -30,6 +18,7 @@
 
 #include "common/env.hpp"
 #include "common/log.hpp"
+#include "sandbox/figure_process.hpp"
 
 namespace plotq::sandbox {
 
@@ -76,33 +65,11 @@ FigureConfig figure_config_from_env() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// One renderer process: its pipes, pidfd, private temp dir and state.
+// Jobs (the renderer process itself is figure_process.hpp's FigureProc).
 
 namespace {
 
-constexpr std::size_t kMaxLine = 1 << 20;  // answers are ~200 bytes; anything longer is a fault
-
-struct Proc {
-  explicit Proc(asio::io_context& io)
-      : in(io), out(io), err(io), pidfd(io), out_buf(kMaxLine), start_timer(io), kill_timer(io) {}
-
-  pid_t pid = 0;
-  std::string tmp_dir;
-  asio::posix::stream_descriptor in, out, err, pidfd;
-  asio::streambuf out_buf;
-  std::array<char, 4096> err_chunk{};
-  std::string err_tail;
-  asio::steady_timer start_timer;
-  asio::steady_timer kill_timer;
-  Clock::time_point started = Clock::now();
-  bool ready = false;
-  bool exited = false;
-  bool killed = false;
-  std::uint64_t jobs = 0;
-  // Lines to the renderer, written one at a time (a job and a cancel may be sent back to back).
-  std::deque<std::string> write_queue;
-  bool writing = false;
-};
+using Proc = FigureProc;
 
 struct Job {
   std::uint64_t id = 0;
@@ -120,40 +87,6 @@ FigureResult failure(std::string code, std::string detail) {
   r.code = std::move(code);
   r.detail = std::move(detail);
   return r;
-}
-
-std::string errno_text(int e) { return std::strerror(e); }
-
-// Kills the renderer's whole process group (node, the launcher, Chromium and its helpers).
-void kill_group(Proc& p) {
-  if (p.pid > 0 && !p.exited) {
-    ::kill(-p.pid, SIGKILL);
-    ::kill(p.pid, SIGKILL);
-    p.killed = true;
-  }
-}
-
-// Writes "figure renderer: <what> failed, errno <e>" and exits: async-signal-safe (child, after fork).
-[[noreturn]] void child_fail(const char* what, int e, int code) {
-  char num[16];
-  int n = 0;
-  unsigned v = e < 0 ? 0u : static_cast<unsigned>(e);
-  do {
-    num[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v && n < 15);
-  char line[160];
-  std::size_t len = 0;
-  auto put = [&](const char* s, std::size_t k) {
-    for (std::size_t i = 0; i < k && len < sizeof line; ++i) line[len++] = s[i];
-  };
-  put("figure renderer: ", 17);
-  put(what, std::strlen(what));
-  put(" failed, errno ", 15);
-  while (n > 0) put(&num[--n], 1);
-  put("\n", 1);
-  (void)!::write(2, line, len);
-  ::_exit(code);
 }
 
 }  // namespace
@@ -303,32 +236,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     });
   }
 
-  void send_line(const std::shared_ptr<Proc>& p, std::string line) {
-    p->write_queue.push_back(std::move(line));
-    if (!p->writing) write_next(p);
-  }
-
-  void write_next(const std::shared_ptr<Proc>& p) {
-    if (p->write_queue.empty() || p->exited) {
-      p->writing = false;
-      return;
-    }
-    p->writing = true;
-    asio::async_write(p->in, asio::buffer(p->write_queue.front()),
-                      [w = weak_from_this(), p](const boost::system::error_code& ec, std::size_t) {
-                        auto self = w.lock();
-                        if (!self) return;
-                        if (ec) {
-                          // The renderer is gone or wedged; its exit handler answers the job.
-                          p->write_queue.clear();
-                          p->writing = false;
-                          kill_group(*p);
-                          return;
-                        }
-                        p->write_queue.pop_front();
-                        self->write_next(p);
-                      });
-  }
+  void send_line(const std::shared_ptr<Proc>& p, std::string line) { send_figure_line(p, std::move(line)); }
 
   // ---- cancel ------------------------------------------------------------------------------------
 
@@ -458,94 +366,28 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     return a;
   }
 
-  // Forks the renderer: own process group, parent-death signal, optional empty network namespace,
-  // a clean environment, stdin/stdout/stderr on pipes and no other descriptor. Returns "" or why not.
+  // Starts a renderer process (figure_process.cpp) and watches it. Returns "" or why not.
   std::string spawn() {
-    std::string tmpl = cfg.figure_tmp_root + "/plotq-figure-XXXXXX";
-    std::vector<char> tbuf(tmpl.begin(), tmpl.end());
-    tbuf.push_back('\0');
-    if (!::mkdtemp(tbuf.data())) return "cannot make a private dir in " + cfg.figure_tmp_root + ": " + errno_text(errno);
-    std::string tmp_dir(tbuf.data());
-
-    std::vector<std::string> args = argv_for(tmp_dir);
-    std::vector<std::string> envs = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tmp_dir, "LANG=C.UTF-8"};
-    std::vector<char*> argv, envp;
-    for (auto& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    for (auto& s : envs) envp.push_back(s.data());
-    envp.push_back(nullptr);
-
-    int in_p[2], out_p[2], err_p[2];
-    if (::pipe2(in_p, O_CLOEXEC) != 0) return "pipe: " + errno_text(errno);
-    if (::pipe2(out_p, O_CLOEXEC) != 0) {
-      ::close(in_p[0]), ::close(in_p[1]);
-      return "pipe: " + errno_text(errno);
-    }
-    if (::pipe2(err_p, O_CLOEXEC) != 0) {
-      for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1]}) ::close(fd);
-      return "pipe: " + errno_text(errno);
-    }
-    const bool netns = cfg.figure_netns, pidns = cfg.figure_pidns;
-    const pid_t parent = ::getpid();
-    // With namespaces: a raw clone (fork semantics) so that the renderer itself is PID 1 of the new
-    // PID namespace and our direct child. Without: a plain fork.
-    unsigned long ns_flags = (netns ? CLONE_NEWNET : 0) | (pidns ? CLONE_NEWPID : 0);
-    pid_t pid = ns_flags ? static_cast<pid_t>(::syscall(SYS_clone, ns_flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr))
-                         : ::fork();
-    if (pid < 0) {
-      int e = errno;
-      for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1], err_p[0], err_p[1]}) ::close(fd);
-      std::error_code fec;
-      std::filesystem::remove_all(tmp_dir, fec);
-      if (ns_flags && e == EPERM)
-        return "new namespaces need root (set PLOTQ_FIGURE_NETNS=0 and PLOTQ_FIGURE_PIDNS=0 otherwise)";
-      return std::string(ns_flags ? "clone: " : "fork: ") + errno_text(e);
-    }
-    if (pid == 0) {
-      // Child: async-signal-safe calls only until execve.
-      ::setpgid(0, 0);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (!pidns && ::getppid() != parent) ::_exit(125);  // in a new PID namespace getppid() is 0
-      if (::dup2(in_p[0], 0) < 0 || ::dup2(out_p[1], 1) < 0 || ::dup2(err_p[1], 2) < 0) ::_exit(124);
-      ::syscall(SYS_close_range, 3u, ~0u, 0u);
-      sigset_t none;
-      ::sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) ::signal(s, SIG_DFL);
-      ::execve(argv[0], argv.data(), envp.data());
-      child_fail("execve", errno, 127);
-    }
-    ::setpgid(pid, pid);  // also from the parent: no window where the group does not exist
-    ::close(in_p[0]);
-    ::close(out_p[1]);
-    ::close(err_p[1]);
-
-    auto p = std::make_shared<Proc>(io);
-    p->pid = pid;
-    p->tmp_dir = tmp_dir;
-    p->in.assign(in_p[1]);
-    p->out.assign(out_p[0]);
-    p->err.assign(err_p[0]);
-    int pfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pfd < 0) {
-      int e = errno;
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);  // just killed: returns at once
-      std::filesystem::remove_all(tmp_dir);
-      return "pidfd_open: " + errno_text(e);
-    }
-    p->pidfd.assign(pfd);
+    FigureSpawn sp = spawn_figure_process(io, cfg, [this](const std::string& tmp_dir) { return argv_for(tmp_dir); });
+    if (!sp.proc) return sp.error;
+    auto p = sp.proc;
     proc = p;
     living.insert(p);
     ++start_count;
-    log_event("figure_renderer_start", {{"pid", pid}, {"netns", netns}, {"pidns", pidns}, {"tmp_dir", tmp_dir}});
-
-    read_out(p);
-    read_err(p);
-    wait_exit(p);
+    auto w = weak_from_this();
+    watch_figure_process(p, cfg.figure_stderr_keep_bytes,
+                         {[w, p](const std::string& line) {
+                            if (auto self = w.lock()) self->on_line(p, line);
+                          },
+                          [w, p](const char* fault) {
+                            if (auto self = w.lock()) self->protocol_fault(p, fault);
+                          },
+                          [w, p](const FigureExit& x) {
+                            if (auto self = w.lock()) self->reap(p, x);
+                          }});
     p->start_timer.expires_after(std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(cfg.figure_start_timeout_s)));
-    p->start_timer.async_wait([w = weak_from_this(), p](const boost::system::error_code& ec) {
+    p->start_timer.async_wait([w, p](const boost::system::error_code& ec) {
       auto self = w.lock();
       if (ec || !self || p->ready) return;
       log_event("figure_renderer_start_failed", {{"pid", p->pid}, {"detail", "not ready in time"}});
@@ -555,66 +397,10 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     return "";
   }
 
-  void read_out(const std::shared_ptr<Proc>& p) {
-    asio::async_read_until(p->out, p->out_buf, '\n',
-                           [w = weak_from_this(), p](const boost::system::error_code& ec, std::size_t n) {
-                             auto self = w.lock();
-                             if (!self) return;
-                             if (ec) {
-                               // EOF (it exited; the pidfd tells when) or a line over kMaxLine.
-                               if (ec != asio::error::eof && ec != asio::error::operation_aborted)
-                                 self->protocol_fault(p, "an overlong line from the renderer");
-                               else if (ec == asio::error::eof)
-                                 kill_group(*p);
-                               return;
-                             }
-                             std::string line(asio::buffers_begin(p->out_buf.data()),
-                                              asio::buffers_begin(p->out_buf.data()) + n - 1);
-                             p->out_buf.consume(n);
-                             self->on_line(p, line);
-                             self->read_out(p);
-                           });
-  }
-
-  void read_err(const std::shared_ptr<Proc>& p) {
-    p->err.async_read_some(asio::buffer(p->err_chunk), [w = weak_from_this(), p](const boost::system::error_code& ec,
-                                                                                std::size_t n) {
-      auto self = w.lock();
-      if (ec || !self) return;
-      p->err_tail.append(p->err_chunk.data(), n);
-      if (p->err_tail.size() > self->cfg.figure_stderr_keep_bytes)
-        p->err_tail.erase(0, p->err_tail.size() - self->cfg.figure_stderr_keep_bytes);
-      self->read_err(p);
-    });
-  }
-
-  void wait_exit(const std::shared_ptr<Proc>& p) {
-    p->pidfd.async_wait(asio::posix::stream_descriptor::wait_read,
-                        [w = weak_from_this(), p](const boost::system::error_code& ec) {
-                          auto self = w.lock();
-                          if (ec || !self) return;
-                          self->reap(p);
-                        });
-  }
-
-  void reap(const std::shared_ptr<Proc>& p) {
-    int status = 0;
-    pid_t r = ::waitpid(p->pid, &status, WNOHANG);
-    if (r == 0) return wait_exit(p);  // spurious wake-up
-    p->exited = true;
-    ::kill(-p->pid, SIGKILL);  // whatever is left of the group (Chromium helpers)
-    p->start_timer.cancel();
-    p->kill_timer.cancel();
-    boost::system::error_code ignored;
-    p->in.close(ignored);
-    p->pidfd.close(ignored);
-    std::string tail = p->err_tail.size() > 600 ? p->err_tail.substr(p->err_tail.size() - 600) : p->err_tail;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    log_event("figure_renderer_exit", {{"pid", p->pid}, {"exit_code", code}, {"signal", sig},
-                                       {"jobs", p->jobs}, {"stderr_tail", tail}});
-    std::error_code fec;
-    std::filesystem::remove_all(p->tmp_dir, fec);  // never follows links; the group is dead
+  // The renderer exited (reaped, its dir removed): answer or retry the job it held, restart.
+  void reap(const std::shared_ptr<Proc>& p, const FigureExit& x) {
+    const int code = x.exit_code, sig = x.signal;
+    const std::string& tail = x.stderr_tail;
     living.erase(p);
     if (p != proc) return;  // a retired renderer finished shutting down
     proc.reset();
@@ -678,23 +464,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     stopping = true;
     queue_timer.cancel();
     job_timer.cancel();
-    for (const auto& p : living) {
-      if (!p->exited) {
-        ::kill(-p->pid, SIGKILL);
-        ::kill(p->pid, SIGKILL);
-        ::waitpid(p->pid, nullptr, 0);
-        p->exited = true;
-      }
-      boost::system::error_code ignored;
-      p->in.close(ignored);
-      p->out.close(ignored);
-      p->err.close(ignored);
-      p->pidfd.close(ignored);
-      p->start_timer.cancel();
-      p->kill_timer.cancel();
-      std::error_code fec;
-      std::filesystem::remove_all(p->tmp_dir, fec);
-    }
+    for (const auto& p : living) destroy_figure_process(*p);
     living.clear();
     proc.reset();
     pending.clear();
