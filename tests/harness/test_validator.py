@@ -355,6 +355,49 @@ def walk(max_depth):
     return len(seen), found
 
 
+# Every library of the runtime that is not a data library (the plotting libraries, their
+# renderers, sklearn, statsmodels and what they bring), as a data snippet would name it.
+RUNTIME_NON_DATA = ("matplotlib", "matplotlib.pyplot", "seaborn", "plotly", "plotly.express",
+                    "bokeh", "bokeh.plotting", "altair", "vl_convert", "pygal", "cairosvg",
+                    "lets_plot", "plotnine", "mizani", "sklearn", "sklearn.linear_model",
+                    "statsmodels", "statsmodels.api", "patsy", "formulaic", "PIL", "PIL.Image",
+                    "narwhals", "jinja2", "tornado", "joblib", "threadpoolctl", "cffi",
+                    "cairocffi", "xyzservices", "yaml", "jsonschema")
+
+
+class RuntimeLibraries(unittest.TestCase):
+    """The data profile refuses every non-data library of the runtime in each import form, and
+    the guard refuses the import when the validator is skipped (the control: plain Python
+    imports each one)."""
+
+    def test_each_import_form_is_refused(self):
+        for name in RUNTIME_NON_DATA:
+            root, _, rest = name.partition(".")
+            forms = ["import %s\n" % name, "import %s as lib\n" % name,
+                     "from %s import thing\n" % name]
+            if rest:
+                forms.append("from %s import %s\n" % (root, rest.split(".")[0]))
+            for form in forms:
+                with self.subTest(source=form):
+                    self.assertIn("banned-import", codes(wrap(form)))
+
+    def test_the_guard_refuses_them_without_the_validator(self):
+        from exits import DATA_EXIT
+        from harness_util import run_forked
+        names = [n for n in RUNTIME_NON_DATA if "." not in n]
+        jobs = {name: ("import %s\nimport pandas as pd\ndf = pd.DataFrame()\n" % name,
+                       {"validate": False}) for name in names}
+        runs = run_forked(jobs, mode="data")
+        control = subprocess.run([PYTHON, "-I", "-c", "import " + ", ".join(names)],
+                                 capture_output=True, timeout=300)
+        self.assertEqual(control.returncode, 0, control.stderr[-800:])
+        for name, run in runs.items():
+            with self.subTest(library=name):
+                self.assertEqual(run.exit_code, DATA_EXIT.GUARD_REFUSED, run.stderr[-800:])
+                self.assertEqual(run.result["refusal"], {"rule": "import", "line": 1})
+                self.assertIsNone(run.out_csv or None)
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--walk"]:
     import warnings
     warnings.simplefilter("ignore")
