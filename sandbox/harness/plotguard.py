@@ -1,13 +1,17 @@
 """PlotGuard: the guard policy of plot and figure mode (README.md, "Plot and figure mode").
 
 make_plot_policy(output_name, data_name) -> GuardPolicy, built after preload and before arming.
-The plot may:
-  - write only its own output in the work dir (plot-<theme>.png, or plot-<theme>.json in figure
-    mode): an open with any write flag (O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, O_TMPFILE)
-    on any other path is refused (rule `open`);
-  - read the installed Python packages (the install prefixes), matplotlib's data directory, the
-    font files matplotlib knows, the time zone database and data.csv beside it; nothing else
-    (another job's dir, /etc, /proc, its own output, the work dir's listing: refused);
+PlotGuard refuses what a plot does outside its work dir, not inside it. The plot may:
+  - write, create, rename, remove and list anything inside its work dir (subfolders it makes
+    there too), within the launcher's disk and file caps; only result.json, the harness's
+    record, is refused (rule `open` for opens, `filesystem` else). The host collects only
+    plot-<theme>.png (.json in figure mode) and removes the rest;
+  - change directory within its work dir (os.chdir out of it: `filesystem`); relative paths
+    are judged against the real current directory (os.getcwd, read at each decision);
+  - read its work dir, the installed Python packages (the install prefixes), matplotlib's data
+    directory, the font files matplotlib knows and the time zone database; nothing else
+    (another job's dir, /etc, /proc: `open`; listings outside the install and the work dir:
+    `listing`);
   - import modules of the installed packages through the interpreter's stock loaders.
 Everything data mode refuses (process, socket, network, ctypes, fd stubs incl. os.set_blocking,
 fcntl.*, signals, threads, frames, gc, filesystem changes, ...) stays refused.
@@ -29,9 +33,11 @@ objects made from bytes, which could be crafted), and that is what the rules pro
      when the file is outside the install, before the native code loads.
 Refusals under A-C have the rule `import`; a direct marshal call by the plot has `marshal`.
 
-Paths are judged as exact str (a str subclass is copied with str.join, bytes decoded, anything
-else refused), made absolute against the work dir and normalized lexically; the plot cannot
-make links (os.symlink is refused) or change directory (os.chdir is refused).
+Paths are judged as exact str (a str subclass is copied with str.join, bytes decoded, an exact
+pathlib.PosixPath/PurePosixPath by its cached string while pathlib's classes are intact, a
+descriptor by /proc/self/fd, anything else refused), made absolute against the current
+directory (or the dir_fd) and normalized lexically; the plot cannot make links (os.symlink and
+os.link are refused).
 """
 
 import builtins
@@ -48,14 +54,37 @@ import zoneinfo
 import _imp
 import _io
 import marshal
+import pathlib
 
 import guard
 
 # Flags that make an open a write (O_TMPFILE without its O_DIRECTORY part).
 WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
                | (getattr(os, "O_TMPFILE", 0) & ~os.O_DIRECTORY))
+# os-level filesystem events judged by where they act: {event: (indices of path arguments,
+# indices of their dir_fd arguments)}. Allowed strictly inside the work dir (os.chdir and
+# listings: the work dir itself too), never on result.json.
+WORK_DIR_EVENTS = {
+    "os.mkdir": ((0,), (2,)), "os.rmdir": ((0,), (1,)), "os.remove": ((0,), (1,)),
+    "os.rename": ((0, 1), (2, 3)), "os.chmod": ((0,), (2,)), "os.utime": ((0,), (3,)),
+    "os.truncate": ((0,), ()), "os.chdir": ((0,), ()), "os.listxattr": ((0,), ()),
+    "os.getxattr": ((0,), ()),
+}
+# Events raised by pure-Python wrappers before they act (shutil, tempfile, glob, os.walk, pathlib's
+# glob): each file operation inside them raises its own open/os.* event, judged above, so the
+# wrapper's own event passes (shutil.copyfile still ends at the stubbed os.sendfile, rule `fd`).
+WRAPPER_EVENTS = frozenset({
+    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.move",
+    "shutil.rmtree", "shutil.make_archive", "shutil.unpack_archive", "tempfile.mkstemp",
+    "tempfile.mkdtemp", "glob.glob", "glob.glob/2", "os.walk", "pathlib.Path.glob",
+    "pathlib.Path.rglob",
+})
+# The harness's own files in the work dir: the record the host cross-checks.
+PROTECTED_NAMES = ("result.json",)
 DECIDED_EVENTS = frozenset({"open", "import", "os.listdir", "os.scandir", "marshal.loads",
-                            "object.__setattr__"})
+                            "object.__setattr__"}) | frozenset(WORK_DIR_EVENTS) | WRAPPER_EVENTS
+# pathlib's classes whose instances are judged by their cached string (_str), checked intact.
+PATH_CLASSES = (pathlib.PurePath, pathlib.PurePosixPath, pathlib.Path, pathlib.PosixPath)
 
 # Callers allowed to call sys._getframe in plot mode, checked by code identity. None hands a
 # frame to plot code: namedtuple and typing._caller read a module name from it (plotly's and the
@@ -100,15 +129,12 @@ def install_prefixes():
     return tuple(out)
 
 
-# Package data Debian keeps outside the install: plotly's templates and px.data's datasets.
-PACKAGE_DATA_DIRS = ("/usr/share/python3-plotly/templates", "/usr/share/python3-plotly/datasets")
-
-
 def data_read_roots():
-    """(prefixes, exact files) plot code may read besides the install: matplotlib's data dir,
-    the time zone database, Debian's plotly package data, the font files matplotlib's font
-    manager lists."""
-    prefixes = [path for path in PACKAGE_DATA_DIRS if os.path.isdir(path)]
+    """(prefixes, exact files) plot code may read besides the install and its work dir:
+    matplotlib's data dir, the time zone database, the font files matplotlib's font manager
+    lists. (The runtime's package data, plotly's templates and datasets included, lies under
+    the install prefixes.)"""
+    prefixes = []
     files = set()
     matplotlib = sys.modules.get("matplotlib")
     if matplotlib is not None:
@@ -152,10 +178,13 @@ def snapshot_machinery():
                       zipimport._get_data.__code__),
         instance_dict=ext._LoaderBasics.__dict__["__dict__"].__get__,
         namedtuple_code=collections.namedtuple.__code__,
+        path_classes=tuple((cls, get_mro(cls), dict(get_dict(cls))) for cls in PATH_CLASSES),
+        path_types=(pathlib.PosixPath, pathlib.PurePosixPath),
+        path_text=pathlib.PurePath.__dict__["_str"].__get__,
     )
 
 
-def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_files, machinery):
+def make_decider(work_dir, install, read_prefixes, read_files, machinery):
     """The factory guard.arm() calls with its GuardTools. Everything decide() uses is bound here
     (the closure-discipline test checks it); decide() reads its arguments by exact type only."""
     _type = type
@@ -176,9 +205,18 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
     _get_mro = type.__dict__["__mro__"].__get__
     _get_dict = type.__dict__["__dict__"].__get__
     _mapping_items = types.MappingProxyType.items
-    cwd = _str(work_dir)
-    output_path = cwd + "/" + output_name
-    data_path = cwd + "/" + data_name if data_name else None
+    _getcwd = os.getcwd
+    _readlink = os.readlink
+    _os_error = OSError
+    _attribute_error = AttributeError
+    work = _str(work_dir)
+    work_prefixes = (work,)
+    protected = _tuple(work + "/" + name for name in PROTECTED_NAMES)
+    work_events = _dict(WORK_DIR_EVENTS)
+    wrapper_events = WRAPPER_EVENTS
+    path_classes = machinery.path_classes
+    path_types = machinery.path_types
+    path_text = machinery.path_text
     install_prefixes = _tuple(install)
     other_prefixes = _tuple(read_prefixes)
     exact_files = frozenset(read_files)
@@ -205,12 +243,46 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
         f_back = tools.f_back
         f_locals = tools.f_locals
 
+        def fd_path(fd):
+            # where a descriptor points, as the kernel names it (a deleted file ends in
+            # " (deleted)", a pipe is no absolute path: both judged outside)
+            try:
+                target = _readlink("/proc/self/fd/" + _str(fd))
+            except _os_error:
+                return None
+            return target if _type(target) is _str else None
+
+        def classes_intact(entries):
+            for cls, mro, then in entries:
+                if _get_mro(cls) is not mro:
+                    return False
+                count = 0
+                for key, value in _mapping_items(_get_dict(cls)):
+                    if _type(key) is not _str or _dict_get(then, key, missing) is not value:
+                        return False
+                    count += 1
+                if count != _len(then):
+                    return False
+            return True
+
         def exact_path(value):
             kind = _type(value)
             if kind is _str:
                 return value
             if kind is _bytes:
                 return _decode(value, "utf-8", "surrogateescape")
+            if kind is _int:
+                return fd_path(value)
+            if kind is path_types[0] or kind is path_types[1]:
+                # os.fspath(path) is str(path), which answers the cached _str slot while
+                # pathlib's classes are unchanged; the conversion ran before the event
+                if not classes_intact(path_classes):
+                    return None
+                try:
+                    text = path_text(value)
+                except _attribute_error:
+                    return None
+                return text if _type(text) is _str else None
             for base in _get_mro(kind):
                 if base is _str:
                     return _join("", [value])   # an exact str copy; no method of the subclass runs
@@ -218,9 +290,16 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
                     return _decode(value, "utf-8", "surrogateescape")
             return None
 
-        def absolute(path):
+        def absolute(path, base=None):
             if not _startswith(path, "/"):
-                path = cwd + "/" + path
+                if base is None:
+                    try:
+                        base = _getcwd()
+                    except _os_error:
+                        return None
+                    if _type(base) is not _str:
+                        return None
+                path = base + "/" + path
             parts = []
             for part in _split(path, "/"):
                 if part == "" or part == ".":
@@ -233,6 +312,8 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
             return "/" + _join("/", parts)
 
         def under(path, prefixes):
+            if path is None:
+                return False
             for prefix in prefixes:
                 if path == prefix or _startswith(path, prefix + "/"):
                     return True
@@ -264,16 +345,8 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
             return count == _len(then)
 
         def machinery_intact():
-            for cls, mro, entries in classes:
-                if _get_mro(cls) is not mro:
-                    return False
-                count = 0
-                for key, value in _mapping_items(_get_dict(cls)):
-                    if _type(key) is not _str or _dict_get(entries, key, missing) is not value:
-                        return False
-                    count += 1
-                if count != _len(entries):
-                    return False
+            if not classes_intact(classes):
+                return False
             for live, then in modules:
                 if not same_dict(live, then, False):
                     return False
@@ -324,26 +397,69 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
             finally:
                 close_window(was)
 
+        def in_work_dir(full):
+            # strictly inside the work dir, and not the harness's record
+            if full is None or not _startswith(full, work + "/"):
+                return False
+            for name in protected:
+                if full == name:
+                    return False
+            return True
+
+        def resolved(args, index, fd_index):
+            # the absolute path argument `index` names, against its dir_fd when one is given
+            if index >= _len(args):
+                return None
+            path = exact_path(args[index])
+            if path is None:
+                return None
+            base = None
+            dir_fd = args[fd_index] if fd_index is not None and fd_index < _len(args) else None
+            if dir_fd is not None and not (_type(dir_fd) is _int and dir_fd == -1):   # -1: none
+                if _type(dir_fd) is not _int:
+                    return None
+                base = fd_path(dir_fd)
+                if base is None:
+                    return None
+            return absolute(path, base)
+
+        def work_dir_event(event, args):
+            paths, fds = work_events[event]
+            position = 0
+            for index in paths:
+                full = resolved(args, index, fds[position] if position < _len(fds) else None)
+                position += 1
+                if event == "os.chdir" or event == "os.listxattr" or event == "os.getxattr":
+                    if full != work and not in_work_dir(full):
+                        return "filesystem"
+                elif not in_work_dir(full):
+                    return "filesystem"
+            return True
+
         def decide(event, args):
             if _type(args) is not _tuple:
                 return None
             if event == "open":
                 if _len(args) < 3:
                     return "open"
-                path = exact_path(args[0])
+                full = resolved(args, 0, None)      # a descriptor: where it points
                 flags = args[2]
-                if path is None or _type(flags) is not _int:
-                    return "open"       # descriptors (io.FileIO(fd), os.fdopen) and odd paths
-                full = absolute(path)
+                if full is None or _type(flags) is not _int:
+                    return "open"
                 if flags & write_flags:
-                    return True if full == output_path else "open"
+                    # the work dir itself: O_TMPFILE, or the name tempfile's opener is called for
+                    return True if in_work_dir(full) or full == work else "open"
                 if raiser_code() in reader_codes:    # rule A
                     return True if under(full, install_prefixes) else "import"
                 if under(full, install_prefixes) or under(full, other_prefixes):
                     return True
-                if full in exact_files or (data_path is not None and full == data_path):
+                if full in exact_files or in_work_dir(full):
                     return True
                 return "open"
+            if event in wrapper_events:
+                return True
+            if event in work_events:
+                return work_dir_event(event, args)
             if event == "import":                   # rule C (a filename: an extension's file)
                 if _len(args) < 2 or args[1] is None:
                     return True                     # the import system starts a search
@@ -353,9 +469,9 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
                 return "import"
             if event == "os.listdir" or event == "os.scandir":
                 target = args[0] if _len(args) else None
-                path = "." if target is None else exact_path(target)
-                if path is not None and under(absolute(path), install_prefixes):
-                    return True                     # the import system's directory caches
+                full = absolute(".") if target is None else resolved(args, 0, None)
+                if under(full, install_prefixes) or under(full, work_prefixes):
+                    return True     # the import system's directory caches; the work dir
                 return "listing"
             if event == "object.__setattr__":
                 # namedtuple(..., defaults=...) sets its own __new__.__defaults__ (typing's
@@ -375,6 +491,20 @@ def make_decider(work_dir, output_name, data_name, install, read_prefixes, read_
     return factory
 
 
+def settle_libraries(work_dir):
+    """Library settings for a run in the work dir, made while arming (never by merely building a
+    policy): shutil.rmtree walks by descriptors and closes them with os.close, which stays
+    stubbed (rule `fd`: the kept descriptors), so it walks by paths, whose events are judged
+    here; tempfile probes its directory once by writing with os.write (stubbed), so its
+    directory, the work dir (TMPDIR), is named now."""
+    shutil = sys.modules.get("shutil")
+    if shutil is not None and getattr(shutil, "_use_fd_functions", False):
+        shutil._use_fd_functions = False
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None and tempfile.tempdir is None:
+        tempfile.tempdir = work_dir
+
+
 def make_plot_policy(output_name, data_name="data.csv", work_dir=None):
     """The PlotGuard policy for one run. Call after preload (it reads the font list and snapshots
     the import machinery) and just before arming."""
@@ -382,11 +512,14 @@ def make_plot_policy(output_name, data_name="data.csv", work_dir=None):
     prefixes, files = data_read_roots()
     refused = {event: rule for event, rule in guard.DATA_POLICY.refused_events.items()
                if event not in DECIDED_EVENTS}
-    decider_inputs = (work_dir, output_name, data_name, install_prefixes(), prefixes, files)
+    # output_name and data_name no longer shape the rules: every file in the work dir is the
+    # plot's (the host collects the output itself)
+    decider_inputs = (work_dir, install_prefixes(), prefixes, files)
 
     def decider(tools):
         # The snapshot is taken here, inside arm(), after the stubs and quiet patches are in
         # place and right before the hook is installed.
+        settle_libraries(work_dir)
         return make_decider(*decider_inputs, snapshot_machinery())(tools)
 
     return guard.GuardPolicy(

@@ -86,16 +86,10 @@ def attack(source, rule, control="marker", leak=None, files=None, attempt="# ATT
 
 
 def make_attacks(secret_path):
+    # Writes, listings and a caught refusal inside the work dir are a render's own business now
+    # (issue 14): their refusals outside it, with an untouched outside directory, are in
+    # test_workdir.py.
     return {
-        "second_file": attack('''\
-            import matplotlib.pyplot as plt
-            fig, ax = plt.subplots()
-            fig.savefig("marker.png")  # ATTEMPT
-            ''', "open", control=("file", "marker.png")),
-        "os_open_write": attack('''\
-            import os
-            fd = os.open("marker", os.O_WRONLY | os.O_CREAT, 0o644)  # ATTEMPT
-            ''', "open"),
         "os_system": attack('''\
             import os
             os.system("touch marker")  # ATTEMPT
@@ -132,9 +126,8 @@ def make_attacks(secret_path):
             leak="OTHER-JOB-SECRET-5521"),
         "listing": attack('''\
             import os
-            print(os.listdir("."))  # ATTEMPT
-            ''', "listing", control="leak", leak="zz_listing_probe_8812",
-            files={"zz_listing_probe_8812.txt": "x"}),
+            print(os.listdir(os.path.dirname(SECRET)))  # ATTEMPT
+            '''.replace("SECRET", repr(secret_path)), "listing", control="leak", leak="secret.txt"),
         "custom_source_loader": attack('''\
             import importlib.abc
             import importlib.util
@@ -243,15 +236,6 @@ def make_attacks(secret_path):
             import os
             os._exit(7)  # ATTEMPT
             ''', "exit", control=("exit", 7)),
-        "caught_refusal": attack('''\
-            import matplotlib.pyplot as plt
-            try:
-                open("marker", "w")  # ATTEMPT
-            except Exception:
-                pass
-            fig, ax = plt.subplots(figsize=(16, 9), dpi=200)
-            fig.savefig("plot-light.png", dpi=200)
-            ''', "open"),
     }
 
 
@@ -526,10 +510,12 @@ class PlotMode(unittest.TestCase):
         self.assertEqual(html.exit_code, REFUSED)
         self.assertEqual(html.result["refusal"], {"rule": "output", "line": 3})
         self.assertNotIn("plot-light.json", html.files)
+        # a PNG in figure mode is a file in the work dir like any other: written, never collected
+        # (no plot-light.json: the host answers no_output)
         png = self.runs["fig png"]
-        self.assertEqual(png.exit_code, REFUSED)
-        self.assertEqual(png.result["refusal"]["rule"], "open")
-        self.assertNotIn("plot-light.png", png.files)
+        self.assertEqual(png.exit_code, 0, png.stderr[-1500:])
+        self.assertIsNone(png.result["refusal"])
+        self.assertNotIn("plot-light.json", png.files)
 
     # --- cold path -----------------------------------------------------------------------------
 
