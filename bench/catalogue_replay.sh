@@ -1,0 +1,169 @@
+#!/bin/sh
+# Issue 14's acceptance replay: every Python file of the anyplot catalogue, light theme, swept bare
+# (the runtime's interpreter, one fresh process a file, no sandbox: the control) and sandboxed, then
+# the counts per library and outcome in both modes and every file whose outcome differs.
+#
+#   bench/catalogue_replay.sh [-n N] [-j JOBS] [-b BUILD_DIR] [-g ANYPLOT_GIT_DIR] [-w WORK_DIR]
+#                             [-t TIMEOUT_S] [-l LIBRARIES] [-m bare,sandbox]
+#
+#   -n N   N files per library (0, the default: all of them, about an hour on 2 cores). The N are
+#          spread evenly over the library's files in path order, so a subset is the same each time.
+#   -j     plotq sweep --jobs for both modes (default 2: what an operator would use on 2 cores)
+#   -b     build dir with plotq (default: build/ of this checkout)
+#   -g     the anyplot repository as a bare git dir (default /work/.mirror/MarkusNeusinger+anyplot/repo,
+#          what the search tool's `fetch github:MarkusNeusinger/anyplot` makes); its plots/ tree is
+#          exported with `git archive HEAD plots`, never committed here
+#   -w     work dir (default: a fresh /tmp/plotq-replay-XXXXXX, kept: the tree, the database, logs)
+#   -t     per-file timeout (default 60, the sweep's)
+#   -l     only these libraries (file stems: matplotlib,seaborn,plotnine,altair,pygal,letsplot,plotly,bokeh)
+#   -m     which modes to run (default bare,sandbox; the comparison needs both)
+#
+# PLOTQ_PYTHON defaults to this checkout's runtime/venv/bin/python for both modes (bare runs that
+# interpreter; the sandbox runs it too). A sweep stopped by a host failure (exit 1) is resumed once.
+# Output: the two sweeps' labels and wall times, a table per mode (library x reason class, renders
+# split into canvas exact/off), the per-library render totals side by side, and the differing files
+# with both outcomes (the sandbox's detail says which rule, for a refusal).
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+per_library=0
+jobs=2
+build="$here/build"
+gitdir=/work/.mirror/MarkusNeusinger+anyplot/repo
+work=""
+timeout=60
+libraries=""
+modes=bare,sandbox
+while getopts n:j:b:g:w:t:l:m: opt; do
+  case $opt in
+    n) per_library=$OPTARG ;;
+    j) jobs=$OPTARG ;;
+    b) build=$OPTARG ;;
+    g) gitdir=$OPTARG ;;
+    w) work=$OPTARG ;;
+    t) timeout=$OPTARG ;;
+    l) libraries=$OPTARG ;;
+    m) modes=$OPTARG ;;
+    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+  esac
+done
+plotq="$build/plotq"
+[ -x "$plotq" ] || { echo "no plotq at $plotq (build first)" >&2; exit 2; }
+git --git-dir="$gitdir" rev-parse --verify -q HEAD >/dev/null ||
+  { echo "no anyplot git dir at $gitdir (fetch github:MarkusNeusinger/anyplot)" >&2; exit 2; }
+export PLOTQ_PYTHON="${PLOTQ_PYTHON:-$here/runtime/venv/bin/python}"
+[ -n "$work" ] || work=$(mktemp -d /tmp/plotq-replay-XXXXXX)
+mkdir -p "$work"
+db="$work/replay.db"
+commit=$(git --git-dir="$gitdir" rev-parse --short HEAD)
+
+# The catalogue's plots/ tree, and the subset to sweep (copies: the sweep does not follow links).
+rm -rf "$work/anyplot" "$work/root"
+mkdir -p "$work/anyplot" "$work/root"
+git --git-dir="$gitdir" archive HEAD plots | tar -x -C "$work/anyplot"
+/usr/bin/python3 - "$work/anyplot" "$work/root" "$per_library" "$libraries" <<'EOF'
+import glob, os, shutil, sys
+src, dst, n, libs = sys.argv[1], sys.argv[2], int(sys.argv[3]), set(filter(None, sys.argv[4].split(",")))
+by_lib = {}
+for path in sorted(glob.glob(os.path.join(src, "plots/*/implementations/python/*.py"))):
+    lib = os.path.basename(path)[:-3]
+    if not libs or lib in libs:
+        by_lib.setdefault(lib, []).append(path)
+total = 0
+for lib, paths in sorted(by_lib.items()):
+    pick = paths if n <= 0 or n >= len(paths) else [paths[i * len(paths) // n] for i in range(n)]
+    for path in pick:
+        rel = os.path.relpath(path, src)
+        os.makedirs(os.path.join(dst, os.path.dirname(rel)), exist_ok=True)
+        shutil.copyfile(path, os.path.join(dst, rel))
+        data = os.path.join(os.path.dirname(path), "data.csv")  # the sweep hands it to the file
+        if os.path.isfile(data):
+            shutil.copyfile(data, os.path.join(dst, os.path.dirname(rel), "data.csv"))
+    total += len(pick)
+    print("  %-10s %4d of %4d files" % (lib, len(pick), len(paths)))
+print("  %-10s %4d files" % ("total", total))
+EOF
+
+stamp=$(date -u +%Y%m%d-%H%M%S)
+echo "anyplot $commit, $work/root, light theme, --jobs $jobs, timeout $timeout s, PLOTQ_PYTHON=$PLOTQ_PYTHON"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+
+sweep() {  # mode label
+  t0=$(date +%s)
+  rc=0
+  "$plotq" --db "$db" sweep run "$work/root" --mode "$1" --themes light --jobs "$jobs" \
+    --timeout "$timeout" --label "$2" >"$work/$2.log" 2>&1 || rc=$?
+  if [ "$rc" -eq 1 ]; then
+    echo "  $2 stopped by a host failure (see $work/$2.log); resuming once" >&2
+    rc=0
+    "$plotq" --db "$db" sweep run "$work/root" --resume "$2" --jobs "$jobs" >>"$work/$2.log" 2>&1 || rc=$?
+  fi
+  t1=$(date +%s)
+  echo "  $1: label $2, exit $rc, $((t1 - t0)) s"
+  [ "$rc" -eq 0 ] || tail -n 20 "$work/$2.log" >&2
+}
+
+labels=""
+for mode in $(echo "$modes" | tr ',' ' '); do
+  sweep "$mode" "$mode-$stamp"
+  labels="$labels $mode-$stamp"
+done
+
+# Counts and differences straight from the store (sweep_results; canvas is migration 0005's column).
+/usr/bin/python3 - "$db" $labels <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+labels = sys.argv[2:]
+cols = {r[1] for r in db.execute("PRAGMA table_info(sweep_results)")}
+canvas = "r.canvas" if "canvas" in cols else "NULL"
+
+def rows(label):
+    return db.execute(
+        "SELECT r.path, r.library, r.outcome, r.reason_class, %s, r.width, r.height, r.detail "
+        "FROM sweep_results r JOIN sweeps s ON s.id = r.sweep_id WHERE s.label = ? AND r.theme = 'light'"
+        % canvas, (label,)).fetchall()
+
+data = {label: {r[0]: r for r in rows(label)} for label in labels}
+for label in labels:
+    state, done, total = db.execute(
+        "SELECT state, files_done, files_total FROM v_sweeps WHERE label = ?", (label,)).fetchone()
+    print("\n== %s: %s, %d of %d files" % (label, state, done, total))
+    table = {}
+    for path, lib, outcome, cls, cv, w, h, detail in data[label].values():
+        # A render is split by its canvas (exact | off) where the store records it (migration 0005).
+        key = ("render " + cv if cv else "render") if outcome == "render" else cls
+        table.setdefault(lib, {}).setdefault(key, 0)
+        table[lib][key] += 1
+    keys = sorted({k for t in table.values() for k in t}, key=lambda k: (not k.startswith("render"), k))
+    print("  %-11s %6s %s" % ("library", "files", " ".join("%s" % k for k in keys)))
+    for lib in sorted(table):
+        t = table[lib]
+        print("  %-11s %6d %s" % (lib, sum(t.values()),
+                                  " ".join("%*d" % (len(k), t.get(k, 0)) for k in keys)))
+    print("  %-11s %6d %s" % ("all", sum(sum(t.values()) for t in table.values()),
+                              " ".join("%*d" % (len(k), sum(t.get(k, 0) for t in table.values())) for k in keys)))
+
+if len(labels) == 2:
+    a, b = labels
+    libs = sorted({r[1] for d in data.values() for r in d.values()})
+    print("\n== renders per library: %s vs %s" % (a, b))
+    for lib in libs + ["all"]:
+        n = [sum(1 for r in data[x].values() if (lib == "all" or r[1] == lib) and r[2] == "render") for x in labels]
+        files = sum(1 for r in data[a].values() if lib == "all" or r[1] == lib)
+        print("  %-11s %5d files  %5d vs %5d renders (%.0f %% vs %.0f %%)" % (
+            lib, files, n[0], n[1], 100.0 * n[0] / max(files, 1), 100.0 * n[1] / max(files, 1)))
+    diff = []
+    for path in sorted(set(data[a]) | set(data[b])):
+        ra, rb = data[a].get(path), data[b].get(path)
+        if not ra or not rb or (ra[2], ra[3]) != (rb[2], rb[3]):
+            diff.append((path, ra, rb))
+    print("\n== files whose outcome differs: %d" % len(diff))
+    def show(r):
+        if not r:
+            return "(no row)"
+        s = r[3] if r[2] == "fail" else "render %sx%s %s" % (r[5], r[6], r[4] or "")
+        return s + (" [%s]" % r[7] if r[7] and r[2] == "fail" else "")
+    for path, ra, rb in diff:
+        print("  %s\n      %s: %s\n      %s: %s" % (path, a.split("-")[0], show(ra), b.split("-")[0], show(rb)))
+EOF
+printf "\nwork dir (tree, database, logs): %s\n" "$work"
