@@ -284,6 +284,16 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
+def content_share(path):
+    """Share of a PNG's pixels (sampled 1 in 8 each way) that differ from its most common colour:
+    0 for one flat colour, what a blank render would be."""
+    from PIL import Image
+    with Image.open(path) as img:
+        small = img.convert("RGB").reduce(8)
+    colors = small.getcolors(maxcolors=small.width * small.height)
+    return 1 - max(count for count, _ in colors) / (small.width * small.height)
+
+
 def catalogue_files(libraries):
     found = {}
     for spec in sorted(os.listdir(CATALOGUE)):
@@ -446,6 +456,8 @@ class PlotMode(unittest.TestCase):
                     self.assertEqual(png_size(png), (2400, 2400))
                 else:
                     self.assertEqual(png_size(png), (3200, 1800))
+                if spec != "fail-no-output":
+                    self.assertGreater(content_share(png), 0.005)  # drawn, not one flat colour
                 outputs = ["result.json"] if spec == "fail-no-output" else ["plot-light.png", "result.json"]
                 # What else a file writes in its own work dir is allowed (issue 14): its page
                 # (plot-light.html) or an SVG beside the PNG; only the PNG is collected.
