@@ -44,19 +44,17 @@ import builtins
 import collections
 import gc
 import os
-import site
+import pathlib
 import sys
-import sysconfig
 import types
 import zipimport
-import zoneinfo
 
 import _imp
 import _io
 import marshal
-import pathlib
 
 import guard
+from plotenv import data_read_roots, install_prefixes, settle_libraries  # noqa: F401 (plotmode)
 
 # Flags that make an open a write (O_TMPFILE without its O_DIRECTORY part).
 WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -81,8 +79,14 @@ WRAPPER_EVENTS = frozenset({
 })
 # The harness's own files in the work dir: the record the host cross-checks.
 PROTECTED_NAMES = ("result.json",)
-DECIDED_EVENTS = frozenset({"open", "import", "os.listdir", "os.scandir", "marshal.loads",
-                            "object.__setattr__"}) | frozenset(WORK_DIR_EVENTS) | WRAPPER_EVENTS
+# Environment variables a plot may not set (os.putenv/unsetenv, rule `environment`): the
+# launcher's thread limits and what the loader and the interpreter read. Others pass: the job
+# starts no process that would inherit them (scikit-learn sets KMP_DUPLICATE_LIB_OK at import).
+PROTECTED_ENV_PREFIXES = ("LD_", "PYTHON")
+PROTECTED_ENV_PARTS = ("THREAD",)
+DECIDED_EVENTS = (frozenset({"open", "import", "os.listdir", "os.scandir", "marshal.loads",
+                             "object.__setattr__", "os.putenv", "os.unsetenv"})
+                  | frozenset(WORK_DIR_EVENTS) | WRAPPER_EVENTS)
 # pathlib's classes whose instances are judged by their cached string (_str), checked intact.
 PATH_CLASSES = (pathlib.PurePath, pathlib.PurePosixPath, pathlib.Path, pathlib.PosixPath)
 
@@ -99,55 +103,13 @@ PLOT_FRAME_CALLERS = (
 # Data mode's stub table without _imp.exec_dynamic/exec_builtin: a lazy import of an installed
 # extension needs them, and they only run the exec slots of a module object that was created but
 # not executed yet (already executed modules are skipped), which only create_dynamic (rule C) or
-# the still-stubbed create_builtin can make. os.set_blocking stays stubbed (rule `fd`), fcntl.*
-# events are refused by prefix.
+# the still-stubbed create_builtin can make. Nor os.register_at_fork: joblib's loky registers
+# a child hook at import (scikit-learn imports it), and a hook runs only in a fork, which stays
+# refused (os.fork, _posixsubprocess.fork_exec). os.set_blocking stays stubbed (rule `fd`),
+# fcntl.* events are refused by prefix.
 PLOT_UNAUDITED = tuple(entry for entry in guard.DATA_UNAUDITED
-                       if entry[:2] not in (("_imp", "exec_dynamic"), ("_imp", "exec_builtin")))
-
-
-def install_prefixes():
-    """Directories of the installed Python packages, as the import system names them: the
-    stdlib (and its zip), lib-dynload, site and dist packages. Never the work dir, the harness
-    dir or anything the job can write."""
-    found = []
-    paths = sysconfig.get_paths()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        if paths.get(key):
-            found.append(paths[key])
-    try:
-        found.extend(site.getsitepackages())
-    except AttributeError:
-        pass
-    for entry in sys.path:   # the stdlib zip and lib-dynload, when they are separate entries
-        if isinstance(entry, str) and (entry.endswith(".zip") or entry.endswith("lib-dynload")):
-            found.append(entry)
-    out = []
-    for path in found:
-        path = os.path.normpath(path)
-        if os.path.isabs(path) and path != "/" and path not in out:
-            out.append(path)
-    return tuple(out)
-
-
-def data_read_roots():
-    """(prefixes, exact files) plot code may read besides the install and its work dir:
-    matplotlib's data dir, the time zone database, the font files matplotlib's font manager
-    lists. (The runtime's package data, plotly's templates and datasets included, lies under
-    the install prefixes.)"""
-    prefixes = []
-    files = set()
-    matplotlib = sys.modules.get("matplotlib")
-    if matplotlib is not None:
-        prefixes.append(os.path.normpath(matplotlib.get_data_path()))
-    for path in zoneinfo.TZPATH:
-        prefixes.append(os.path.normpath(path))
-    font_manager = sys.modules.get("matplotlib.font_manager")
-    manager = getattr(font_manager, "fontManager", None)
-    for entry in list(getattr(manager, "ttflist", ())) + list(getattr(manager, "afmlist", ())):
-        name = getattr(entry, "fname", None)
-        if isinstance(name, str) and os.path.isabs(name):
-            files.add(os.path.normpath(name))
-    return tuple(p for p in prefixes if os.path.isabs(p) and p != "/"), frozenset(files)
+                       if entry[:2] not in (("_imp", "exec_dynamic"), ("_imp", "exec_builtin"),
+                                            ("posix", "register_at_fork")))
 
 
 class MachinerySnapshot(types.SimpleNamespace):
@@ -213,6 +175,10 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
     work_prefixes = (work,)
     protected = _tuple(work + "/" + name for name in PROTECTED_NAMES)
     work_events = _dict(WORK_DIR_EVENTS)
+    env_prefixes = _tuple(PROTECTED_ENV_PREFIXES)
+    env_parts = _tuple(PROTECTED_ENV_PARTS)
+    _upper = str.upper
+    _find = str.find
     wrapper_events = WRAPPER_EVENTS
     path_classes = machinery.path_classes
     path_types = machinery.path_types
@@ -458,6 +424,18 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
                 return "open"
             if event in wrapper_events:
                 return True
+            if event == "os.putenv" or event == "os.unsetenv":
+                name = exact_path(args[0]) if _len(args) and _type(args[0]) is not _int else None
+                if name is None:
+                    return "environment"
+                name = _upper(name)
+                for prefix in env_prefixes:
+                    if _startswith(name, prefix):
+                        return "environment"
+                for part in env_parts:
+                    if _find(name, part) >= 0:
+                        return "environment"
+                return True
             if event in work_events:
                 return work_dir_event(event, args)
             if event == "import":                   # rule C (a filename: an extension's file)
@@ -489,20 +467,6 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
         return decide
 
     return factory
-
-
-def settle_libraries(work_dir):
-    """Library settings for a run in the work dir, made while arming (never by merely building a
-    policy): shutil.rmtree walks by descriptors and closes them with os.close, which stays
-    stubbed (rule `fd`: the kept descriptors), so it walks by paths, whose events are judged
-    here; tempfile probes its directory once by writing with os.write (stubbed), so its
-    directory, the work dir (TMPDIR), is named now."""
-    shutil = sys.modules.get("shutil")
-    if shutil is not None and getattr(shutil, "_use_fd_functions", False):
-        shutil._use_fd_functions = False
-    tempfile = sys.modules.get("tempfile")
-    if tempfile is not None and tempfile.tempdir is None:
-        tempfile.tempdir = work_dir
 
 
 def make_plot_policy(output_name, data_name="data.csv", work_dir=None):

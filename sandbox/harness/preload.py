@@ -29,9 +29,14 @@ DATA_EXTRA_MODULES = (
     "encodings.cp1252", "encodings.unicode_escape", "encodings.raw_unicode_escape",
 )
 DATA_PACKAGES = ("pandas.core", "pandas.tseries", "pandas.api")
+# Modules a plot's lazy import of scikit-learn (joblib's loky) needs loaded before arming:
+# ctypes.wintypes sizes ctypes.c_void_p at import (a stub once armed), asyncio's tasks module
+# rewrites a function's __code__ (types.coroutine; rule `code` once armed), threadpoolctl
+# declares ctypes structures with c_char_p fields.
+LIBRARY_PREREQUISITES = ("ctypes.wintypes", "asyncio", "threadpoolctl")
 PLOT_MODULES = ("matplotlib", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "seaborn",
                 "mpl_toolkits.mplot3d", "mpl_toolkits.axes_grid1", "mpl_toolkits.axisartist",
-                "PIL.Image", "PIL.PngImagePlugin")
+                "PIL.Image", "PIL.PngImagePlugin") + LIBRARY_PREREQUISITES
 # Packages walked in plot mode (every submodule imported), minus GUI, web and test modules.
 PLOT_PACKAGES = ("matplotlib", "seaborn")
 PLOT_SKIP = (".tests", ".testing", "backend_qt", "backend_gtk", "backend_tk", "backend_wx",

@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness_util import (HARNESS_DIR, PYTHON, ROOT, base_env, cleanup,  # noqa: E402
-                          run_forked, run_many)
+                          run_forked, run_harness, run_many)
 from test_plotmode import attempt_line, build_extension, png_size  # noqa: E402
 
 import subprocess  # noqa: E402
@@ -129,6 +129,41 @@ ALLOWED = {
         fig.savefig("plot-light.png", dpi=200)
         print("HULL", len(hull.vertices) > 2)
         '''),
+    # pyparsing records callers with traceback.extract_stack (each Forward: matplotlib's mathtext
+    # parser, built on a cold job's first mathtext) and finds a parse action's arity from
+    # extract_tb: both frame reads, answered without frames (plotenv._pyparsing_traceback)
+    "pyparsing_mathtext": SAVE.replace("ax.plot([1, 2, 3], [3, 1, 2])\n", textwrap.dedent('''\
+        ax.plot([1, 10, 100], [3, 1, 2])
+        ax.set_xscale("log")
+        ax.set_title(r"$\\alpha^2 + \\sqrt{x}$", fontweight="medium")
+        import pyparsing as pp
+        number = pp.Word(pp.nums).set_parse_action(lambda tokens: int(tokens[0]))
+        expr = pp.Forward()
+        expr <<= number + pp.Optional("+" + expr)
+        print("PARSED", expr.parse_string("4 + 38").as_list())
+        ''')),
+    # scikit-learn's import sets KMP_* variables (os.putenv), joblib's loky registers a fork hook
+    # and reads the cgroup CPU quota, threadpoolctl looks for native pools (plotguard's
+    # settle_libraries); statsmodels as the catalogue uses it
+    "scikit_learn": SAVE + textwrap.dedent('''\
+        import numpy as np
+        from sklearn.cluster import KMeans
+        from sklearn.ensemble import RandomForestClassifier
+        from sklearn.inspection import permutation_importance
+        from sklearn.neighbors import NearestNeighbors
+        import statsmodels.api as sm
+        from statsmodels.nonparametric.smoothers_lowess import lowess
+        X = np.random.default_rng(0).normal(size=(60, 3))
+        y = (X[:, 0] > 0).astype(int)
+        labels = KMeans(n_clusters=3, n_init=2, random_state=0).fit_predict(X)
+        distances, _ = NearestNeighbors(n_neighbors=3).fit(X).kneighbors(X)
+        model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+        importance = permutation_importance(model, X, y, n_repeats=2, random_state=0)
+        fit = sm.OLS(X[:, 1], sm.add_constant(X[:, 0])).fit()
+        smooth = lowess(X[:, 1], X[:, 0], frac=0.5)
+        print("SKLEARN", len(set(labels)), distances.shape, importance.importances_mean.shape,
+              len(fit.params), smooth.shape)
+        '''),
     # pandas 3's chained-assignment check reads its caller's frame: off in the sandbox
     "chained_assignment": SAVE + textwrap.dedent('''\
         import pandas as pd
@@ -148,7 +183,20 @@ EVIDENCE = {
     "read_csv_one_thread": "THREADS 1 700000",
     "qhull": "HULL True",
     "chained_assignment": "CHAINED [2, 4, 6]",
+    "pyparsing_mathtext": "PARSED [4, '+', 38]",
+    "scikit_learn": "SKLEARN 3 (60, 3) (3,) 2 (60, 2)",
 }
+
+# plotly 7.1 builds each validator on first use (_plotly_utils/basevalidators.py build_validator:
+# eval of a class name, the compile/exec events) from validators/_validators.json, read from the
+# install: traces no warm-up built, in a warm and a cold figure run.
+FIGURE_VALIDATORS = textwrap.dedent('''\
+    import plotly.graph_objects as go
+    fig = go.Figure(go.Scatterternary(a=[1, 2], b=[2, 1], c=[1, 1], mode="markers"))
+    fig.add_trace(go.Funnelarea(values=[3, 2, 1], domain={"x": [0, 0.3]}))
+    fig.update_layout(ternary={"sum": 4}, width=1600, height=900)
+    print("VALIDATORS", len(fig.to_json()) > 100)
+    ''')
 
 DATA_CASES = {
     "qhull": ("import numpy as np\nimport pandas as pd\nfrom scipy.spatial import ConvexHull, Voronoi\n"
@@ -253,6 +301,21 @@ ATTACKS = {
         sys.path.insert(0, os.getcwd())
         import evil  # ATTEMPT
         ''', "import", ("work", "marker")),
+    # the launcher's thread limits (and the loader's and interpreter's variables) stay as set
+    "thread_limit_raised": attack('''\
+        import os
+        os.environ["OMP_NUM_THREADS"] = "8"  # ATTEMPT
+        print("OMP-" + os.environ["OMP_NUM_THREADS"])
+        ''', "environment", None, leak="OMP-8"),
+    # a fork hook may be registered (joblib does), but no fork runs it
+    "fork_hook": attack('''\
+        import os
+        os.register_at_fork(after_in_child=lambda: open("marker", "w").close())
+        pid = os.fork()  # ATTEMPT
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        ''', "process", ("work", "marker")),
     # the harness's record is the one file of the work dir the plot may not write or move
     "record_overwritten": attack('''\
         with open("result.json", "w") as f:  # ATTEMPT
@@ -283,9 +346,17 @@ class WorkDir(unittest.TestCase):
             jobs["attack " + name] = (a["source"].replace("OUTSIDE", outside), dict(PLOT))
         data_jobs = {"data " + name: (source, {"validate": validate})
                      for name, (source, validate) in DATA_CASES.items()}
-        both = run_many({"plot": lambda: run_forked(jobs, mode="plot"),
-                         "data": lambda: run_forked(data_jobs, mode="data")})
-        cls.runs = {**both["plot"], **both["data"]}
+        figure = {"argv": ["--figure", "plot.py"], "snippet_name": "plot.py",
+                  "env": {"ANYPLOT_THEME": "light"}}
+        both = run_many({
+            "plot": lambda: run_forked(jobs, mode="plot"),
+            "other": lambda: {**run_forked(data_jobs, mode="data"),
+                              **run_forked({"figure warm": (FIGURE_VALIDATORS, figure)},
+                                           mode="figure"),
+                              "figure cold": run_harness(FIGURE_VALIDATORS, **figure),
+                              "cold pyparsing_mathtext": run_harness(
+                                  ALLOWED["pyparsing_mathtext"], **PLOT)}})
+        cls.runs = {**both["plot"], **both["other"]}
         cls.after = {name: sorted(os.listdir(cls.outside[name][0])) for name in ATTACKS}
         cls.controls = {}
         for name, a in ATTACKS.items():
@@ -341,6 +412,17 @@ class WorkDir(unittest.TestCase):
             self.assertFalse(prefix.startswith("/usr/lib/python3/"), prefix)
             self.assertFalse(prefix.startswith("/usr/local/"), prefix)
 
+    def test_every_library_frame_caller_exists_in_the_runtime(self):
+        """PLOT_FRAME_CALLERS name library internals by module and qualname; a renamed one would
+        silently stop matching (its callers then refused as `frame`). Each resolves to code."""
+        probe = ("import importlib, sys; sys.path.insert(0, %r); import guard, plotguard; "
+                 "[importlib.import_module(m) for m, _ in plotguard.PLOT_FRAME_CALLERS]; "
+                 "print(len(guard._resolve_callers(plotguard.PLOT_FRAME_CALLERS)), "
+                 "len(plotguard.PLOT_FRAME_CALLERS))" % HARNESS_DIR)
+        proc = subprocess.run([PYTHON, "-I", "-c", probe], capture_output=True, timeout=60)
+        found, listed = proc.stdout.decode().split()
+        self.assertEqual(found, listed, proc.stderr.decode()[-800:])
+
     def test_the_thread_option_is_what_keeps_read_csv_serial(self):
         """The control for read_csv_one_thread: without mode.max_threads, pandas 3 reads the same
         file with a thread pool on this machine (and reads /sys/fs/cgroup first)."""
@@ -370,6 +452,12 @@ class WorkDir(unittest.TestCase):
         self.assertGreater(counts["default"], 0)
         self.assertEqual(counts["one"], 0)
 
+    def test_the_cold_path_builds_parsers_under_the_guard(self):
+        run = self.runs["cold pyparsing_mathtext"]
+        self.assertEqual(run.exit_code, 0, run.stderr[-1500:])
+        self.assertIn(EVIDENCE["pyparsing_mathtext"], run.stdout)
+        self.assertEqual(png_size(os.path.join(run.work, "plot-light.png")), (3200, 1800))
+
     def test_data_mode_library_internals_pass(self):
         for name in DATA_CASES:
             run = self.runs["data " + name]
@@ -378,6 +466,14 @@ class WorkDir(unittest.TestCase):
                 self.assertIsNone(run.result["refusal"])
         self.assertEqual(self.runs["data chained_assignment"].out_csv, b"a,b\n1,2\n2,4\n")
         self.assertEqual(self.runs["data read_csv"].out_csv, b"a,b,threads\n1,2,1\n3,4,1\n")
+
+    def test_plotly_builds_its_validators_under_the_guard(self):
+        for name in ("figure warm", "figure cold"):
+            run = self.runs[name]
+            with self.subTest(run=name):
+                self.assertEqual(run.exit_code, 0, run.stderr[-1500:])
+                self.assertIsNone(run.result["refusal"])
+                self.assertIn("VALIDATORS True", run.stdout)
 
     def test_each_attack_is_refused_and_leaves_the_outside_untouched(self):
         for name, a in ATTACKS.items():
