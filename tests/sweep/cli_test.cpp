@@ -256,7 +256,7 @@ TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogu
   TempDir t;
   // The sweep calls the assistant's route with a bearer token (PLOTQ_TOKEN), as in production.
   const std::string token = "sweep-test-token-0123456789";
-  // The default rate window (1 slot start per 60 s) would hold 15 files for a quarter of an hour.
+  // The default rate window (1 slot start per 60 s) would hold the catalogue's files for half an hour.
   test::Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", t.file("server/plotqd.db")},
                                  {"PLOTQ_TOKENS", token + "=sweeper:assistant"},
                                  {"PLOTQ_RUNS_PER_MINUTE", "100000"}});
@@ -269,7 +269,9 @@ TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogu
                           "-u PLOTQ_TOKEN");
   CHECK(refused.rc == 1);
   CHECK(contains(refused.err, "401 unauthenticated"));
-  CHECK(contains(refused.out, "interrupted, 0 of 15 files recorded"));
+  const std::size_t files =
+      runs::find_sweep_files(PLOTQ_SOURCE_DIR "/tests/catalogue", runs::kDefaultSweepGlob, {}).size();
+  CHECK(contains(refused.out, "interrupted, 0 of " + std::to_string(files) + " files recorded"));
   Run r = plotq_cli(t, "--db " + db + " sweep run " + std::string(PLOTQ_SOURCE_DIR) +
                            "/tests/catalogue --server " + url + " --themes light --label server",
                     "PLOTQ_TOKEN=" + token);
