@@ -1,5 +1,5 @@
 """Plot and figure mode: `harness.py --plot plot.py` (matplotlib, seaborn: the plot writes
-plot-<theme>.png) and `harness.py --figure plot.py` (plotly: the plot step writes
+plot-<theme>.png) and `harness.py --figure plot.py` (plotly, bokeh: the plot step writes
 plot-<theme>.json; the host draws it with Chromium, outside the sandbox).
 
 Order of operations (README.md explains each choice):
@@ -7,7 +7,8 @@ Order of operations (README.md explains each choice):
  2. read plot.py (no links, regular file, capped), decode UTF-8, compile it (what runs is what
     was read; a syntax error is a plot_error SyntaxError at its line, nothing ran);
  3. prepare(mode) (a no-op in a warm zygote child that ran preload(mode));
- 4. figure mode: plotly's write_image/show redirected to plot-<theme>.json (figurejson.py);
+ 4. figure mode: plotly's and bokeh's save/show calls write plot-<theme>.json, a Selenium
+    stand-in starts no browser (figurecapture.py);
  5. open result.json (descriptor kept), build the classifier and the post-run closure
     (runclosure.make_run, shared with data mode), cut
     sys.path to the install, give the plot a fresh __main__ module;
@@ -169,8 +170,8 @@ def run_plot(mode, plot_path, prepare=None, environ=None):
         prepare(mode)
     if mode == "figure":
         try:
-            import figurejson
-            figurejson.install(output_name(mode, theme))
+            import figurecapture
+            figurecapture.install(output_name(mode, theme), source=text)
         except Exception:
             os.write(2, b"harness: plotly is not available for figure mode\n")
             return _pre_arm_exit(mode, theme, PLOT_EXIT.INTERNAL, writer)

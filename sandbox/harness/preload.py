@@ -45,6 +45,11 @@ PLOT_SKIP = (".tests", ".testing", "backend_qt", "backend_gtk", "backend_tk", "b
 FIGURE_MODULES = ("plotly", "plotly.graph_objects", "plotly.express", "plotly.io",
                   "plotly.subplots", "plotly.figure_factory", "plotly.colors",
                   "plotly.io._utils", "plotly.io.json", "plotly.basedatatypes")
+# bokeh's figure mode (figurecapture.install_bokeh): the modules a catalogue file imports and
+# json_item's serializer; the cold path imports them in install_bokeh, only for a bokeh plot.
+FIGURE_BOKEH_MODULES = ("bokeh", "bokeh.plotting", "bokeh.io", "bokeh.io.export", "bokeh.embed",
+                        "bokeh.models", "bokeh.layouts", "bokeh.palettes", "bokeh.transform",
+                        "bokeh.core.serialization", "bokeh.document", "bokeh.colors")
 # Builtin modules a lazy import could otherwise need _imp.create_builtin for (stubbed), and the
 # frozen ones (_imp.get_frozen_object is stubbed); the frozen test modules print on import.
 FROZEN_SKIP = ("__hello__", "__phello__", "__hello_alias__", "__hello_only__", "__phello_alias__")
@@ -287,6 +292,43 @@ def _warm_up_plot():
     plt.close("all")
 
 
+def _warm_up_bokeh():
+    """Serializes common bokeh documents once (json_item imports and builds its models' property
+    descriptors lazily)."""
+    import numpy as np
+    from bokeh.embed import json_item
+    from bokeh.layouts import column, gridplot, row
+    from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, HoverTool, Label,
+                              LinearColorMapper, Span, Whisker)
+    from bokeh.plotting import figure
+    from bokeh.transform import dodge, factor_cmap, linear_cmap
+    source = ColumnDataSource({"x": np.arange(5.0), "y": np.arange(5.0) ** 2,
+                               "g": list("abcab")})
+    plots = []
+    for backend in ("canvas", "webgl", "svg"):
+        p = figure(width=320, height=180, title="warm-up", output_backend=backend,
+                   x_axis_type="datetime" if backend == "svg" else "linear")
+        p.scatter("x", "y", source=source, size=8,
+                  color=factor_cmap("g", "Category10_3", ["a", "b", "c"]))
+        p.line("x", "y", source=source, line_width=2, legend_label="line")
+        p.vbar(x=dodge("x", 0.1), top="y", width=0.2, source=source)
+        p.add_layout(Span(location=1, dimension="width"))
+        p.add_layout(Label(x=1, y=1, text="label"))
+        p.add_layout(Whisker(base="x", upper="y", lower="x", source=source))
+        p.add_tools(HoverTool(tooltips=[("x", "@x")]))
+        plots.append(p)
+    heat = figure(width=320, height=320, x_range=["a", "b"], y_range=["a", "b"])
+    mapper = LinearColorMapper(palette="Viridis256", low=0, high=1)
+    heat.rect(x=["a", "b"], y=["a", "b"], width=1, height=1,
+              fill_color=linear_cmap("y", "Viridis256", 0, 1), source=ColumnDataSource(
+                  {"y": [0.0, 1.0]}))
+    heat.add_layout(ColorBar(color_mapper=mapper, ticker=BasicTicker()), "right")
+    plots.append(heat)
+    for obj in plots + [column(plots[0], plots[1]), row(plots[1], plots[2]),
+                        gridplot([[plots[0], plots[3]]])]:
+        _KEEP.append(json_item(obj))
+
+
 def _warm_up_figure():
     """Builds and serializes the common plotly figures once: plotly imports its trace classes
     and validators lazily (graph_objs, validators), the templates are read from package data."""
@@ -363,7 +405,7 @@ def _warm_up_figure():
 
 
 # The harness's own modules for plot and figure mode (imported by main() otherwise).
-PLOT_HARNESS_MODULES = ("plotmode", "plotguard", "figurejson", "errors", "records", "guard")
+PLOT_HARNESS_MODULES = ("plotmode", "plotguard", "figurecapture", "errors", "records", "guard")
 
 
 def _preload_plot_base():
@@ -404,9 +446,13 @@ def _preload_figure():
     for name in PLOT_MODULES + ("matplotlib.font_manager",) + FIGURE_PLOT_EXTRA:
         _import(name)
     _import_builtin_and_frozen()
-    for name in FIGURE_MODULES:
+    for name in FIGURE_MODULES + FIGURE_BOKEH_MODULES:
         _import(name)
     _warm_up_figure()
+    try:
+        _warm_up_bokeh()
+    except Exception:       # a runtime without bokeh still serves plotly
+        pass
 
 
 def preload(mode):

@@ -69,7 +69,8 @@ class FigurePreload(unittest.TestCase):
         missing = sorted(set(self.cold["modules"]) - set(self.warm["modules"]))
         self.assertEqual(missing, [])
         for name in ("matplotlib.font_manager", "matplotlib.backends.backend_agg", "seaborn",
-                     "plotly.express", "plotly.graph_objs._scatter", "pandas", "figurejson"):
+                     "plotly.express", "plotly.graph_objs._scatter", "pandas", "figurecapture",
+                     "bokeh.embed"):
             self.assertIn(name, self.warm["modules"])
 
     def test_every_module_it_leaves_out_imports_under_the_guard(self):
