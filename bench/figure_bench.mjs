@@ -1,32 +1,34 @@
 #!/usr/bin/env node
 // Figure render benchmark: warm renderer (sandbox/figure/renderer.mjs over its line protocol,
 // started the way FigureRenderer starts it: as root in new PID + network namespaces, Chromium as
-// uid 65533 with its own sandbox) against a cold one-shot `chromium --headless --screenshot` of the
-// same figure, in the same run.
+// uid 65533 with its own sandbox), per figure spaced and back to back, with their ratio; then a
+// cold one-shot `chromium --headless --screenshot` of the plotly figure, all in the same run.
 //
-//   node bench/figure_bench.mjs [--renders=20] [--gap-ms=1000] [--cold=5] [--figure=PATH]
+//   node bench/figure_bench.mjs [--renders=20] [--gap-ms=1000] [--cold=5] [--figures=A.json,B.json]
 //
 // Warm, spaced: one render, then at least --gap-ms and until the renderer is idle again (in plotq
-// the plot step runs before every figure render, and the renderer makes its next fresh page
-// meanwhile). Warm, back-to-back: no gap, so renders also wait for fresh pages. Times are
-// request -> answer at the client (ms); CPU is the renderer tree's user+sys time in that window.
+// the plot step runs before every figure render). Warm, back-to-back: no gap, as in a sweep or
+// with several users. Times are request -> answer at the client (ms); CPU is the renderer tree's
+// user+sys time in that window. Defaults: the plotly 7 scatter and the bokeh 3.9 plot fixtures.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runtimePlotlyJs } from '../sandbox/figure/lib/runtime.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
 const RENDERER = path.join(ROOT, 'sandbox', 'figure', 'renderer.mjs');
-const PLOTLY = '/usr/share/python3-plotly/plotly.js';
+const PLOTLY = runtimePlotlyJs();
 const CHROMIUM = process.env.PLOTQ_CHROMIUM || '/usr/bin/chromium';
 
 const opt = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const RENDERS = Number(opt.renders || 20);
 const GAP_MS = Number(opt['gap-ms'] ?? 1000);
 const COLD = Number(opt.cold || 5);
-const FIGURE = opt.figure || path.join(ROOT, 'tests', 'figure', 'fixtures', 'scatter-light.json');
+const FIXTURES = path.join(ROOT, 'tests', 'figure', 'fixtures');
+const FIGURES = opt.figures ? opt.figures.split(',') : [path.join(FIXTURES, 'scatter-light.json'), path.join(FIXTURES, 'bokeh-light.json')];
 
 // CPU time (user + sys, incl. reaped children) of a process tree, in ms: a figure that does not
 // depend on how busy the machine is, unlike the wall times.
@@ -96,14 +98,14 @@ async function settle(r, minMs) {
   }
 }
 
-async function warm(r, n, gapMs, label) {
-  const times = [], draw = [], shot = [], cpu = [];
+async function warm(r, figure, n, gapMs, label) {
+  const times = [], draw = [], shot = [], cpu = [], reused = [];
   for (let i = 0; i < n; i++) {
     if (gapMs) await settle(r, gapMs);
     const out = path.join(work, `warm-${label}-${i}.png`);
     const c0 = treeCpuMs(r.child.pid);
     const t0 = performance.now();
-    r.child.stdin.write(`${JSON.stringify({ id: i, figure: FIGURE, out, timeout_ms: 60000 })}\n`);
+    r.child.stdin.write(`${JSON.stringify({ id: `${label}-${i}`, figure, out, timeout_ms: 60000 })}\n`);
     const a = await r.next();
     const ms = performance.now() - t0;
     cpu.push(treeCpuMs(r.child.pid) - c0);
@@ -111,13 +113,14 @@ async function warm(r, n, gapMs, label) {
     times.push(ms);
     draw.push(a.phases.draw);
     shot.push(a.phases.shot);
+    reused.push(a.reused);
     fs.rmSync(out);
   }
-  return { times, draw, shot, cpu };
+  return { times, draw, shot, cpu, reused };
 }
 
-function cold(n) {
-  const fig = fs.readFileSync(FIGURE, 'utf8');
+function cold(figure, n) {
+  const fig = fs.readFileSync(figure, 'utf8');
   // The figure as data (JSON element, '<' escaped), drawn by an inline script: the one-shot path.
   const html = `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}</style>
 <script src="${pathToFileURL(PLOTLY).href}"></script></head><body><div id="plot"></div>
@@ -153,24 +156,33 @@ function childCpuMs() {
 }
 
 try {
-  console.log(`figure bench: ${path.relative(ROOT, FIGURE)}, ${os.cpus().length} cpus, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(`figure bench: ${FIGURES.map((f) => path.relative(ROOT, f)).join(', ')}, ${os.cpus().length} cpus, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   const t0 = performance.now();
   const r = startRenderer();
   const ready = await r.next();
   if (!ready.ready) throw new Error(`renderer did not start: ${JSON.stringify(ready)}`);
-  console.log(`renderer ready in ${Math.round(performance.now() - t0)} ms (chromium ${ready.chromium}, plotly ${ready.plotly}, chromium uid ${ready.chromium_uid})`);
-  await settle(r, GAP_MS);
-  const spaced = await warm(r, RENDERS, GAP_MS, 'spaced');
-  console.log(`warm, spaced (idle): ${summary(spaced.times)}; in-page draw p50 ${pct(spaced.draw, 50)} ms, screenshot p50 ${pct(spaced.shot, 50)} ms; CPU per render p50 ${Math.round(pct(spaced.cpu, 50))} ms`);
-  await settle(r, GAP_MS);
-  const b2b = await warm(r, RENDERS, 0, 'b2b');
-  console.log(`warm, back-to-back:    ${summary(b2b.times)}; CPU per render p50 ${Math.round(pct(b2b.cpu, 50))} ms`);
+  console.log(`renderer ready in ${Math.round(performance.now() - t0)} ms (chromium ${ready.chromium}, plotly.js ${ready.plotly}, bokeh ${ready.bokeh}, chromium uid ${ready.chromium_uid})`);
+  const verdicts = [];
+  for (const figure of FIGURES) {
+    const name = path.basename(figure);
+    await settle(r, GAP_MS);
+    const spaced = await warm(r, figure, RENDERS, GAP_MS, 'spaced');
+    console.log(`${name} warm, spaced (idle): ${summary(spaced.times)}; in-page draw p50 ${pct(spaced.draw, 50)} ms, screenshot p50 ${pct(spaced.shot, 50)} ms; CPU per render p50 ${Math.round(pct(spaced.cpu, 50))} ms`);
+    await settle(r, GAP_MS);
+    const b2b = await warm(r, figure, RENDERS, 0, 'b2b');
+    const reusedShare = b2b.reused.filter(Boolean).length;
+    console.log(`${name} warm, back-to-back:    ${summary(b2b.times)}; CPU per render p50 ${Math.round(pct(b2b.cpu, 50))} ms; ${reusedShare}/${RENDERS} on a reused page`);
+    console.log(`${name} ratio back-to-back p50 / spaced p50: ${(pct(b2b.times, 50) / pct(spaced.times, 50)).toFixed(2)}`);
+    verdicts.push(`${name}: spaced p50 ${Math.round(pct(spaced.times, 50))} ms, back-to-back p50 ${Math.round(pct(b2b.times, 50))} ms (target <= 300 ms: ${pct(spaced.times, 50) <= 300 && pct(b2b.times, 50) <= 300 ? 'met' : 'NOT met'})`);
+  }
   r.child.stdin.end();
   await new Promise((res) => r.child.on('exit', res));
-  const { times: coldTimes, cpu: coldCpu } = cold(COLD);
-  console.log(`cold one-shot chromium --screenshot: ${summary(coldTimes)}; CPU per render p50 ${Math.round(pct(coldCpu, 50))} ms`);
-  console.log(`ratio cold p50 / warm spaced p50: ${(pct(coldTimes, 50) / pct(spaced.times, 50)).toFixed(1)}x wall, ${(pct(coldCpu, 50) / pct(spaced.cpu, 50)).toFixed(1)}x CPU`);
-  console.log(`target warm p50 <= 400 ms: ${pct(spaced.times, 50) <= 400 ? 'met' : 'NOT met'}`);
+  const plotlyFigure = FIGURES.find((f) => !path.basename(f).startsWith('bokeh'));
+  if (COLD > 0 && plotlyFigure) {
+    const { times: coldTimes, cpu: coldCpu } = cold(plotlyFigure, COLD);
+    console.log(`cold one-shot chromium --screenshot (${path.basename(plotlyFigure)}): ${summary(coldTimes)}; CPU per render p50 ${Math.round(pct(coldCpu, 50))} ms`);
+  }
+  for (const v of verdicts) console.log(v);
 } finally {
   fs.rmSync(work, { recursive: true, force: true });
 }

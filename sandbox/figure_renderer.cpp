@@ -27,6 +27,39 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 // ------------------------------------------------------------------------------------------------
+// The runtime's JavaScript
+
+namespace {
+
+// <venv>/lib/python3.N/site-packages of the runtime. PLOTQ_DEFAULT_PYTHON is <venv>/bin/python,
+// taken lexically (it is a link to the base interpreter, outside the venv).
+std::string runtime_site_packages() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path lib = fs::path(PLOTQ_DEFAULT_PYTHON).parent_path().parent_path() / "lib";
+  std::string best;
+  for (fs::directory_iterator it(lib, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("python3.", 0) == 0 && fs::is_directory(it->path() / "site-packages", ec) &&
+        (best.empty() || name > fs::path(best).parent_path().filename().string()))
+      best = (it->path() / "site-packages").string();
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string runtime_plotly_js() {
+  std::string site = runtime_site_packages();
+  return site.empty() ? "" : site + "/plotly/package_data/plotly.min.js";
+}
+
+std::string runtime_bokeh_js() {
+  std::string site = runtime_site_packages();
+  return site.empty() ? "" : site + "/bokeh/server/static/js";
+}
+
+// ------------------------------------------------------------------------------------------------
 // Settings
 
 namespace {
@@ -74,6 +107,7 @@ using Proc = FigureProc;
 struct Job {
   std::uint64_t id = 0;
   std::string figure, out;
+  std::string library;  // "" = the figure's shape says
   double timeout_s = 0;
   int attempts = 0;  // times sent to a renderer
   Clock::time_point start;
@@ -118,12 +152,21 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     return cfg.figure_script.empty() ? project_home() + "/sandbox/figure/renderer.mjs" : cfg.figure_script;
   }
 
-  std::string unavailable_reason() const {
+  bool has_plotly() const { return !cfg.plotly_js.empty() && ::access(cfg.plotly_js.c_str(), R_OK) == 0; }
+  bool has_bokeh() const {
+    return !cfg.bokeh_js.empty() && ::access((cfg.bokeh_js + "/bokeh.min.js").c_str(), R_OK) == 0;
+  }
+
+  std::string unavailable_reason(const std::string& library = "") const {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (::access(cfg.node.c_str(), X_OK) != 0) return "node not found at " + cfg.node;
     if (::access(cfg.chromium.c_str(), X_OK) != 0) return "chromium not found at " + cfg.chromium;
-    if (::access(cfg.plotly_js.c_str(), R_OK) != 0) return "plotly.js not found at " + cfg.plotly_js;
+    if (library == "plotly" && !has_plotly()) return "plotly.js not found at '" + cfg.plotly_js + "'";
+    if (library == "bokeh" && !has_bokeh()) return "BokehJS not found in '" + cfg.bokeh_js + "'";
+    if (!library.empty() && library != "plotly" && library != "bokeh") return "no figure renderer for " + library;
+    if (!has_plotly() && !has_bokeh())
+      return "neither plotly.js ('" + cfg.plotly_js + "') nor BokehJS ('" + cfg.bokeh_js + "') found";
     fs::path s = script();
     if (!fs::is_regular_file(s, ec)) return "renderer script not found at " + s.string();
     if (!fs::is_regular_file(s.parent_path() / "node_modules/playwright-core/package.json", ec))
@@ -154,7 +197,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
 
   void enqueue(Job job) {
     if (stopping) return complete(job, failure("shutdown", "the figure renderer is stopping"));
-    if (std::string why = unavailable_reason(); !why.empty())
+    if (std::string why = unavailable_reason(job.library); !why.empty())
       return complete(job, failure("runtime_unavailable", why));
     if (pending.size() >= cfg.figure_max_queue + (inflight ? 0u : 1u))
       return complete(job, failure("busy", "too many figure jobs waiting"));
@@ -203,9 +246,9 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     }
     std::string line;
     try {
-      line = json{{"id", job.id}, {"figure", job.figure}, {"out", job.out},
-                  {"timeout_ms", std::floor(left_ms)}}
-                 .dump() + "\n";
+      json req{{"id", job.id}, {"figure", job.figure}, {"out", job.out}, {"timeout_ms", std::floor(left_ms)}};
+      if (!job.library.empty()) req["library"] = job.library;
+      line = req.dump() + "\n";
     } catch (const json::exception&) {
       complete(job, failure("request_invalid", "a path is not valid UTF-8"));
       return pump();
@@ -281,7 +324,8 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
                 {{"pid", p->pid},
                  {"ms", std::lround(std::chrono::duration<double, std::milli>(Clock::now() - p->started).count())},
                  {"chromium", msg.value("chromium", "")},
-                 {"plotly", msg.value("plotly", "")},
+                 {"plotly", msg.value("plotly", json())},
+                 {"bokeh", msg.value("bokeh", json())},
                  {"chromium_uid", msg.value("chromium_uid", json())},
                  {"netns", cfg.figure_netns},
                  {"pidns", cfg.figure_pidns}});
@@ -312,6 +356,8 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
         r.bytes = msg.value("bytes", std::uint64_t{0});
         r.blocked_requests = msg.value("blocked_requests", 0);
         r.csp_violations = msg.value("csp_violations", 0);
+        r.library = msg.value("library", "");
+        r.reused = msg.value("reused", false);
         bool landscape = r.width == 3200 && r.height == 1800, square = r.width == 2400 && r.height == 2400;
         if (!landscape && !square) r = failure("protocol_error", "the renderer reported an unexpected size");
       } else {
@@ -351,7 +397,8 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
   std::vector<std::string> argv_for(const std::string& tmp_dir) const {
     std::vector<std::string> a = {cfg.node, script(),
                                   "--chromium=" + cfg.chromium,
-                                  "--plotly=" + cfg.plotly_js,
+                                  has_plotly() ? "--plotly=" + cfg.plotly_js : "--no-plotly",
+                                  has_bokeh() ? "--bokeh=" + cfg.bokeh_js : "--no-bokeh",
                                   "--tmp-dir=" + tmp_dir,
                                   "--max-bytes=" + std::to_string(cfg.figure_max_bytes),
                                   "--max-depth=" + std::to_string(cfg.figure_max_depth),
@@ -486,7 +533,7 @@ void FigureRenderer::start() {
 }
 
 std::uint64_t FigureRenderer::render(std::string figure_path, std::string out_path, double timeout_s,
-                                     std::function<void(FigureResult)> done) {
+                                     std::function<void(FigureResult)> done, std::string library) {
   Job job;
   job.id = impl_->next_id++;
   const std::uint64_t id = job.id;
@@ -497,6 +544,7 @@ std::uint64_t FigureRenderer::render(std::string figure_path, std::string out_pa
   job.timeout_s = (std::isfinite(timeout_s) && timeout_s > 0) ? std::min(timeout_s, max_s) : max_s;
   job.deadline = job.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.timeout_s));
   job.done = std::move(done);
+  job.library = std::move(library);
   asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_), job = std::move(job)]() mutable {
     auto self = w.lock();
     if (!self) return;
@@ -517,8 +565,12 @@ void FigureRenderer::stop() {
   });
 }
 
-bool FigureRenderer::available() const { return impl_->unavailable_reason().empty(); }
-std::string FigureRenderer::unavailable_reason() const { return impl_->unavailable_reason(); }
+bool FigureRenderer::available(const std::string& library) const {
+  return impl_->unavailable_reason(library).empty();
+}
+std::string FigureRenderer::unavailable_reason(const std::string& library) const {
+  return impl_->unavailable_reason(library);
+}
 std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
 std::uint64_t FigureRenderer::cancels_in_flight() const { return impl_->cancels_in_flight; }
 std::uint64_t FigureRenderer::cancels_acknowledged() const { return impl_->cancels_acknowledged; }

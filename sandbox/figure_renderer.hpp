@@ -1,7 +1,8 @@
 // FigureRenderer: the host side of figure mode's screenshot step. It keeps one warm renderer
 // process (sandbox/figure/renderer.mjs: Node + playwright-core + Debian's headless Chromium with the
-// installed python3-plotly's plotly.js) and hands it one figure JSON at a time over line-delimited
-// JSON on its stdin/stdout, all on the caller's io_context (no blocking call).
+// runtime's own plotly.js and BokehJS, from the packages in runtime/venv) and hands it one figure
+// file at a time (a plotly figure JSON or a bokeh json_item) over line-delimited JSON on its
+// stdin/stdout, all on the caller's io_context (no blocking call).
 //
 // The renderer runs in its own process group and, by default (root), as PID 1 of a new PID
 // namespace with an empty network namespace: killing it kills Chromium too (Playwright starts the
@@ -21,11 +22,18 @@
 
 namespace plotq::sandbox {
 
+// The sandbox runtime's own JavaScript (the venv of PLOTQ_DEFAULT_PYTHON, <venv>/lib/python3.N/
+// site-packages): plotly's plotly.min.js and the directory of bokeh's BokehJS bundles. "" when the
+// runtime has no site-packages. The figure is drawn with the JavaScript of the package that wrote it.
+std::string runtime_plotly_js();
+std::string runtime_bokeh_js();
+
 // Every limit and path of the figure renderer; env-var name PLOTQ_<FIELD IN UPPER CASE>.
 struct FigureConfig {
   std::string node = "/usr/bin/node";                             // PLOTQ_NODE
   std::string chromium = "/usr/bin/chromium";                     // PLOTQ_CHROMIUM
-  std::string plotly_js = "/usr/share/python3-plotly/plotly.js";  // PLOTQ_PLOTLY_JS (plotly.js 2.6.3)
+  std::string plotly_js = runtime_plotly_js();  // PLOTQ_PLOTLY_JS; "" or missing: no plotly figures
+  std::string bokeh_js = runtime_bokeh_js();    // BokehJS bundles' dir; "" or missing: no bokeh figures
   std::string figure_script;          // renderer.mjs; "" = <project home>/sandbox/figure/renderer.mjs
   std::string figure_tmp_root = "/tmp";  // a private 0711 dir per renderer start is made here
   std::uint32_t figure_restart_after = 200;  // jobs per renderer process, then a fresh one
@@ -63,6 +71,8 @@ struct FigureResult {
   std::uint64_t bytes = 0;
   double render_ms = 0;  // the renderer's own time for the job
   double wall_s = 0;     // host time from render() to the callback (queue and start included)
+  std::string library;       // "plotly" or "bokeh" when ok
+  bool reused = false;       // drawn on a page that had drawn (and cleared) an earlier figure
   int blocked_requests = 0;  // requests the page's route aborted
   int csp_violations = 0;    // loads/scripts the page's Content-Security-Policy refused
 };
@@ -80,8 +90,10 @@ class FigureRenderer {
   // Draws the figure JSON at figure_path (absolute; written by sandboxed code, so untrusted) into
   // out_path (absolute). `done` runs once, on the io_context. timeout_s counts from this call and
   // covers queueing and a renderer start. Callable from any thread. Returns the job's id (for cancel).
+  // library: "plotly" or "bokeh" (then a figure of the other shape is figure_invalid), or "" (the
+  // figure's shape says).
   std::uint64_t render(std::string figure_path, std::string out_path, double timeout_s,
-                       std::function<void(FigureResult)> done);
+                       std::function<void(FigureResult)> done, std::string library = "");
 
   // Stops one job (callable from any thread; posted to the io_context). Queued: it answers
   // "cancelled" and is never sent. Being drawn: it answers "cancelled" at once, the renderer closes
@@ -93,9 +105,10 @@ class FigureRenderer {
   // Fails queued jobs with "shutdown" and stops the renderer (posted to the io_context).
   void stop();
 
-  // node, the renderer script, playwright-core, Chromium and plotly.js are all present.
-  bool available() const;
-  std::string unavailable_reason() const;  // "" when available
+  // node, the renderer script, playwright-core and Chromium are present, and the library's
+  // JavaScript ("plotly", "bokeh"; "": either one) is.
+  bool available(const std::string& library = "") const;
+  std::string unavailable_reason(const std::string& library = "") const;  // "" when available
 
   // Diagnostics (read on the io_context thread): renderer processes started so far, and the pid
   // and process group of the current one (0 when none).

@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-// plotq figure renderer: a warm headless Chromium that turns plotly figure JSON files into PNGs of
-// exactly 3200x1800 or 2400x2400. Speaks line-delimited JSON on stdin/stdout (lib/protocol.mjs);
-// nothing else is ever written to stdout. Jobs run one at a time, each in a fresh browser context.
+// plotq figure renderer: a warm headless Chromium that turns plotly figure JSON and bokeh json_item
+// files into PNGs of exactly 3200x1800 or 2400x2400. Speaks line-delimited JSON on stdin/stdout (lib/protocol.mjs);
+// nothing else is ever written to stdout. Jobs run one at a time (lib/slots.mjs: which page draws them).
 // Exits 0 when stdin closes, 70 when the browser dies, 1 when it cannot start.
 import { FigureBrowser, DEFAULT_OPTIONS } from './lib/browser.mjs';
 import { DEFAULT_LIMITS } from './lib/figure_file.mjs';
 import { FigureError } from './lib/errors.mjs';
 import { PROTOCOL, parseRequest, parseCancel, LineSplitter } from './lib/protocol.mjs';
 
-const USAGE = `usage: renderer.mjs [--chromium=PATH] [--plotly=PATH] [--tmp-dir=DIR] [--uid=N --gid=N]
-       [--no-chromium-sandbox] [--no-webgl] [--spares=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]`;
+const USAGE = `usage: renderer.mjs [--chromium=PATH] [--plotly=PATH|--no-plotly] [--bokeh=DIR|--no-bokeh]
+       [--tmp-dir=DIR] [--uid=N --gid=N] [--no-chromium-sandbox] [--no-webgl] [--spares=N]
+       [--page-reuse=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]
+  --plotly and --bokeh default to the runtime venv's own plotly.js and BokehJS.`;
 
 function parseArgs(argv) {
   const o = { ...DEFAULT_OPTIONS, limits: { ...DEFAULT_LIMITS } };
@@ -22,6 +24,10 @@ function parseArgs(argv) {
     switch (k) {
       case '--chromium': o.chromium = v; break;
       case '--plotly': o.plotlyJs = v; break;
+      case '--no-plotly': o.plotlyJs = ''; break;
+      case '--bokeh': o.bokehDir = v; break;
+      case '--no-bokeh': o.bokehDir = ''; break;
+      case '--page-reuse': o.pageReuse = Math.max(1, int(v, k)); break;
       case '--tmp-dir': o.tmpDir = v; break;
       case '--uid': o.uid = int(v, k); break;
       case '--gid': o.gid = int(v, k); break;
@@ -68,7 +74,7 @@ async function main() {
   };
   fb.onDisconnect = () => { if (!closing) { process.stderr.write('figure renderer: the browser went away\n'); queue = queue.then(() => shutdown(70)); } };
   send({
-    ready: true, protocol: PROTOCOL, pid: process.pid, chromium: info.chromium, plotly: info.plotly,
+    ready: true, protocol: PROTOCOL, pid: process.pid, chromium: info.chromium, plotly: info.plotly, bokeh: info.bokeh,
     chromium_uid: opts.uid, chromium_sandbox: opts.chromiumSandbox, webgl: opts.webgl,
   });
 

@@ -1,5 +1,6 @@
 // FigureRenderer against the real renderer: Node, playwright-core, Debian's Chromium and the
-// installed plotly.js. Fixtures are plotly 5.4 figures (tests/figure/make_figures.py).
+// runtime's own plotly.js and BokehJS. Fixtures are plotly 7 figures and bokeh 3.9 json_items
+// written by the runtime (tests/figure/make_figures.py).
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <algorithm>
@@ -56,11 +59,14 @@ FigureConfig test_config() {
 
 // Runs the io_context until the render's callback has run.
 FigureResult render(asio::io_context& io, FigureRenderer& r, const fs::path& figure, const fs::path& out,
-                    double timeout_s = 120) {
+                    double timeout_s = 120, const std::string& library = "") {
   std::optional<FigureResult> got;
-  r.render(figure.string(), out.string(), timeout_s, [&](FigureResult res) { got = std::move(res); });
+  r.render(figure.string(), out.string(), timeout_s, [&](FigureResult res) { got = std::move(res); }, library);
   auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(240);
-  while (!got && std::chrono::steady_clock::now() < give_up) io.run_one_for(std::chrono::milliseconds(100));
+  while (!got && std::chrono::steady_clock::now() < give_up) {
+    if (io.stopped()) io.restart();  // an earlier answer may have left it out of work
+    io.run_one_for(std::chrono::milliseconds(100));
+  }
   REQUIRE(got.has_value());
   return *got;
 }
@@ -161,7 +167,11 @@ TEST_CASE("figure settings come from PLOTQ_ variables and bad values are refused
   CHECK(c.figure_restart_after == 7);
   CHECK(c.chromium == "/opt/chromium");
   CHECK_FALSE(c.figure_netns);
-  CHECK(c.plotly_js == "/usr/share/python3-plotly/plotly.js");
+  // The runtime's own JavaScript, never Debian's python3-plotly.
+  CHECK(c.plotly_js == plotq::sandbox::runtime_plotly_js());
+  CHECK(c.plotly_js.find("/runtime/venv/lib/python3.") != std::string::npos);
+  CHECK(fs::is_regular_file(c.plotly_js));
+  CHECK(fs::is_regular_file(c.bokeh_js + "/bokeh.min.js"));
   ::setenv("PLOTQ_FIGURE_RESTART_AFTER", "0", 1);
   CHECK_THROWS_AS(plotq::sandbox::figure_config_from_env(), plotq::ConfigError);
   ::setenv("PLOTQ_FIGURE_RESTART_AFTER", "many", 1);
@@ -213,6 +223,94 @@ TEST_CASE("plotly scatter and subplot figures, light and dark, come out at the e
   }
   CHECK(r.starts() == 1);  // one warm renderer served all five
   CHECK(r.ready());
+}
+
+TEST_CASE("bokeh plots, light, dark, square and a layout, come out at the exact canvas size") {
+  plotq::set_log_enabled(false);
+  asio::io_context io;
+  FigureRenderer r(io, test_config());
+  REQUIRE(r.available("bokeh"));
+  TempDir dir;
+  struct Case {
+    const char* fixture;
+    const char* library;  // as the job names it ("": the shape says)
+    int w, h;
+  };
+  for (Case c : {Case{"bokeh-light", "bokeh", 3200, 1800}, Case{"bokeh-dark", "bokeh", 3200, 1800},
+                 Case{"bokeh-square", "", 2400, 2400}, Case{"bokeh-column", "", 3200, 1800},
+                 Case{"scatter-light", "plotly", 3200, 1800}}) {
+    INFO(c.fixture);
+    fs::path out = dir.path / (std::string(c.fixture) + ".png");
+    FigureResult res = render(io, r, kFixtures / (std::string(c.fixture) + ".json"), out, 120, c.library);
+    INFO(res.code << " " << res.detail);
+    REQUIRE(res.ok);
+    CHECK(res.library == (std::string(c.fixture).rfind("bokeh", 0) == 0 ? "bokeh" : "plotly"));
+    CHECK(png_size(out) == std::make_pair(c.w, c.h));
+    CHECK(res.blocked_requests == 0);
+    CHECK(res.csp_violations == 0);
+  }
+  // A job that names its library gets a figure of that library's shape, or figure_invalid.
+  FigureResult wrong = render(io, r, kFixtures / "bokeh-light.json", dir.path / "wrong.png", 120, "plotly");
+  CHECK(wrong.code == "figure_invalid");
+  FigureResult wrong2 = render(io, r, kFixtures / "scatter-light.json", dir.path / "wrong2.png", 120, "bokeh");
+  CHECK(wrong2.code == "figure_invalid");
+  CHECK_FALSE(fs::exists(dir.path / "wrong.png"));
+  CHECK(r.starts() == 1);
+}
+
+TEST_CASE("hostile bokeh: CustomJS and markup handlers do not run and reach no listener") {
+  plotq::set_log_enabled(false);
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const std::string url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port());
+  int connections = 0;
+  std::function<void()> accept = [&] {
+    acceptor.async_accept([&](const boost::system::error_code& ec, asio::ip::tcp::socket) {
+      if (ec) return;
+      ++connections;
+      accept();
+    });
+  };
+  accept();
+  // The fixture's CustomJS (on document ready and on a range change) and its Div's onerror and
+  // <script> would fetch MARKER/...: point them at the listener.
+  std::ifstream in(kFixtures / "bokeh-hostile.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text.find("MARKER") != std::string::npos);
+  for (std::size_t at; (at = text.find("MARKER")) != std::string::npos;) text.replace(at, 6, url);
+  TempDir dir;
+  write_file(dir.path / "hostile.json", text);
+  FigureRenderer r(io, test_config());
+  FigureResult res = render(io, r, dir.path / "hostile.json", dir.path / "hostile.png", 120, "bokeh");
+  INFO(res.code << " " << res.detail);
+  REQUIRE(res.ok);  // the plot draws; the code around it does not run
+  CHECK(png_size(dir.path / "hostile.png") == std::make_pair(3200, 1800));
+  CHECK(res.csp_violations >= 2);  // the policy refused the CustomJS eval and the inline handler
+  run_for(io, std::chrono::milliseconds(500));
+  CHECK(connections == 0);
+}
+
+TEST_CASE("a renderer without BokehJS draws plotly and answers bokeh jobs runtime_unavailable") {
+  plotq::set_log_enabled(false);
+  asio::io_context io;
+  FigureConfig c = test_config();
+  c.bokeh_js = "";
+  FigureRenderer r(io, c);
+  CHECK(r.available());
+  CHECK(r.available("plotly"));
+  CHECK_FALSE(r.available("bokeh"));
+  CHECK_FALSE(r.available("altair"));
+  TempDir dir;
+  FigureResult named = render(io, r, kFixtures / "bokeh-light.json", dir.path / "a.png", 120, "bokeh");
+  CHECK(named.code == "runtime_unavailable");
+  CHECK(r.starts() == 0);  // refused before anything started
+  // Unnamed, the renderer itself finds the shape is bokeh's and that it has no BokehJS.
+  FigureResult unnamed = render(io, r, kFixtures / "bokeh-light.json", dir.path / "b.png");
+  CHECK(unnamed.code == "library_unavailable");
+  FigureResult plotly = render(io, r, kFixtures / "scatter-dark.json", dir.path / "c.png", 120, "plotly");
+  CHECK(plotly.ok);
+  CHECK_FALSE(fs::exists(dir.path / "a.png"));
+  CHECK_FALSE(fs::exists(dir.path / "b.png"));
 }
 
 TEST_CASE("bad figures are refused with their own code, write no PNG, and leave the renderer up") {

@@ -1,9 +1,12 @@
-#!/usr/bin/python3
-"""Writes the figure fixtures of tests/figure (plotly 5.4 from python3-plotly, via fig.to_json()).
+#!/usr/bin/env python3
+"""Writes the figure fixtures of tests/figure with the sandbox's own runtime (runtime/venv: plotly 7
+through fig.to_json(), bokeh 3.9 through bokeh.embed.json_item), as figure mode writes them.
 
-Run with Debian's interpreter:  /usr/bin/python3 tests/figure/make_figures.py tests/figure/fixtures
-The JSON files are committed so the tests do not pay plotly's import on every run.
+Run with the runtime's interpreter:  runtime/venv/bin/python tests/figure/make_figures.py
+The JSON files are committed so the tests pay no plotly or bokeh import; rerun after the lock
+changes either package (the renderer draws them with the same package's JavaScript).
 """
+import json
 import os
 import sys
 
@@ -13,6 +16,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 THEMES = {"light": "plotly_white", "dark": "plotly_dark"}
+# bokeh figures carry their colours themselves, as the catalogue's files do.
+BOKEH_THEMES = {"light": ("#ffffff", "#222222"), "dark": ("#1a1a1a", "#e8e8e8")}
 
 
 def scatter(template):
@@ -37,8 +42,7 @@ def subplot(template):
     return fig
 
 
-def main(out):
-    os.makedirs(out, exist_ok=True)
+def plotly_figures():
     figs = {}
     for theme, template in THEMES.items():
         figs[f"scatter-{theme}"] = scatter(template)
@@ -48,10 +52,60 @@ def main(out):
     figs["scattergl"] = go.Figure(go.Scattergl(x=[1, 2, 3, 4], y=[3, 1, 4, 2], mode="markers",
                                                marker=dict(size=40, color="#ff0000")),
                                   layout=dict(template="plotly_white"))
-    for name, fig in figs.items():
+    return {name: fig.to_json() for name, fig in figs.items()}
+
+
+def bokeh_plot(theme, width, height, title):
+    from bokeh.plotting import figure
+    page, ink = BOKEH_THEMES[theme]
+    rng = np.random.default_rng(11)
+    p = figure(width=width, height=height, title=title, toolbar_location=None)
+    p.scatter(rng.normal(size=200), rng.normal(size=200), size=18, color="#009E73", alpha=0.8)
+    p.line(np.linspace(-3, 3, 50), np.sin(np.linspace(-3, 3, 50)), line_width=6, color="#D55E00")
+    p.background_fill_color = page
+    p.border_fill_color = page
+    p.outline_line_color = ink
+    p.title.text_color = ink
+    p.title.text_font_size = "36pt"
+    for axis in (p.xaxis, p.yaxis):
+        axis.major_label_text_color = ink
+        axis.axis_line_color = ink
+        axis.major_label_text_font_size = "20pt"
+    return p
+
+
+def bokeh_figures():
+    from bokeh.embed import json_item
+    from bokeh.layouts import column
+    from bokeh.models import CustomJS, Div
+    from bokeh.events import DocumentReady
+    items = {}
+    for theme in BOKEH_THEMES:
+        items[f"bokeh-{theme}"] = json_item(bokeh_plot(theme, 4800, 2700, f"Bokeh scatter ({theme})"))
+    items["bokeh-square"] = json_item(bokeh_plot("light", 2400, 2400, "Bokeh square"))
+    items["bokeh-column"] = json_item(column(bokeh_plot("light", 1600, 450, "top"),
+                                             bokeh_plot("light", 1600, 450, "bottom")))
+    # Hostile: CustomJS on document ready and on a range change, and markup handlers in a Div.
+    # MARKER is replaced by the test with a loopback listener's URL.
+    js = ("window.__pwned = 1; document.title = 'pwned'; "
+          "fetch('MARKER/customjs'); new Image().src = 'MARKER/image';")
+    p = bokeh_plot("light", 1600, 900, "hostile")
+    p.js_on_event(DocumentReady, CustomJS(code=js))
+    p.x_range.js_on_change("start", CustomJS(code=js))
+    div = Div(text=f'<img src="MARKER/div" onerror="{js}"><script>{js}</script><b>bold</b>',
+              width=1600, height=60)
+    items["bokeh-hostile"] = json_item(column(div, p))
+    return {name: json.dumps(item) for name, item in items.items()}
+
+
+def main(out):
+    import bokeh
+    os.makedirs(out, exist_ok=True)
+    texts = {**plotly_figures(), **bokeh_figures()}
+    for name, text in texts.items():
         with open(os.path.join(out, f"{name}.json"), "w", encoding="utf-8") as f:
-            f.write(fig.to_json())
-    print(f"plotly {plotly.__version__}: wrote {len(figs)} figures to {out}")
+            f.write(text)
+    print(f"plotly {plotly.__version__}, bokeh {bokeh.__version__}: wrote {len(texts)} figures to {out}")
 
 
 if __name__ == "__main__":

@@ -20,11 +20,16 @@ import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
 import { FigureBrowser } from '../../sandbox/figure/lib/browser.mjs';
 import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
 import { newNonce, pageHtml } from '../../sandbox/figure/lib/page.mjs';
+import { runtimePlotlyJs, runtimeBokehDir, DEFAULT_VENV } from '../../sandbox/figure/lib/runtime.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.join(HERE, 'fixtures');
 const RENDERER = path.join(HERE, '..', '..', 'sandbox', 'figure', 'renderer.mjs');
 const AS_ROOT = process.getuid() === 0;
+// The runtime's own packages: plotly.js's version is in its bundle's banner, bokeh's is the
+// package's (BokehJS is released with it).
+const RUNTIME = JSON.parse(fs.readFileSync(path.join(DEFAULT_VENV, 'plotq-runtime.json'), 'utf8'));
+const PLOTLY_JS_VERSION = /plotly\.js v(\d+\.\d+\.\d+)/.exec(fs.readFileSync(runtimePlotlyJs(), 'latin1').slice(0, 200))[1];
 const BROWSER_OPTS = AS_ROOT ? { uid: 65533, gid: 65533 } : {};
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'plotq-figure-node-test-'));
@@ -145,12 +150,21 @@ describe('figure file checks', () => {
       [file('extra.json', '{"data": [], "onload": "x"}')]: 'figure_invalid',
       [file('trace.json', '{"data": [1]}')]: 'figure_invalid',
       [file('proto.json', '{"data": [], "layout": {"__proto__": {"x": 1}}}')]: 'figure_invalid',
+      [file('bk-noroot.json', '{"target_id": null, "root_id": "p1", "doc": {"roots": []}, "version": "3"}')]: 'figure_invalid',
+      [file('bk-target.json', '{"target_id": "x", "root_id": "p1", "doc": {"roots": [{"id": "p1"}]}}')]: 'figure_invalid',
+      [file('bk-extra.json', '{"root_id": "p1", "doc": {"roots": [{"id": "p1"}]}, "data": []}')]: 'figure_invalid',
       [path.join(tmp, 'link.json')]: 'figure_not_regular',
       [path.join(tmp, 'dir.json')]: 'figure_not_regular',
       [path.join(tmp, 'hardlink.json')]: 'figure_not_regular',
       [path.join(tmp, 'missing.json')]: 'figure_missing',
     };
     for (const [p, want] of Object.entries(cases)) assert.equal(code(() => readFigure(p)), want, path.basename(p));
+  });
+  test('the library comes from the request or the shape, and a figure of the other shape is refused', () => {
+    assert.equal(readFigure(path.join(FIXTURES, 'bokeh-light.json')).lib.name, 'bokeh');
+    assert.equal(readFigure(path.join(FIXTURES, 'scatter-light.json')).lib.name, 'plotly');
+    assert.equal(code(() => readFigure(path.join(FIXTURES, 'bokeh-light.json'), undefined, 'plotly')), 'figure_invalid');
+    assert.equal(code(() => readFigure(path.join(FIXTURES, 'scatter-light.json'), undefined, 'bokeh')), 'figure_invalid');
   });
   test('a FIFO is refused without blocking', () => {
     const fifo = path.join(tmp, 'fifo.json');
@@ -176,6 +190,11 @@ describe('figure file checks', () => {
 });
 
 describe('request lines', () => {
+  test('library is optional and only plotly or bokeh', () => {
+    assert.equal(parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png"}').job.library, undefined);
+    assert.equal(parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "library": "bokeh"}').job.library, 'bokeh');
+    assert.equal(code(() => parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "library": "altair"}')), 'request_invalid');
+  });
   test('a job with absolute paths parses; anything else is request_invalid', () => {
     assert.deepEqual(parseRequest('{"id": 7, "figure": "/a/plot-light.json", "out": "/a/plot-light.png", "timeout_ms": 5000}'),
       { id: 7, job: { figure: '/a/plot-light.json', out: '/a/plot-light.png', timeoutMs: 5000 } });
@@ -217,7 +236,7 @@ describe('drawing in Chromium', () => {
     file('w1000h700.json', JSON.stringify({ data: [{ type: 'bar', x: ['a', 'b'], y: [1, 2] }], layout: { width: 1000, height: 700 } }));
     for (const [fig, w, h] of [[path.join(FIXTURES, 'width1200.json'), 3200, 1800],
       [path.join(tmp, 'w1001.json'), 3200, 1800], [path.join(tmp, 'w1000h700.json'), 3200, 1800]]) {
-      const out = `${fig}.png`;
+      const out = path.join(tmp, `${path.basename(fig)}.png`);
       await draw(fig, out);
       const png = pngOf(out);
       assert.deepEqual([png.width, png.height], [w, h], path.basename(fig));
@@ -323,6 +342,62 @@ describe('drawing in Chromium', () => {
     assert.equal(r.width, 3200);
   });
 
+  test('bokeh light and dark: the plot\'s own 4800x2700 at scale 2/3 is exactly 3200x1800, not blank', async () => {
+    for (const [theme, dark] of [['light', false], ['dark', true]]) {
+      const out = path.join(tmp, `bokeh-${theme}.png`);
+      const r = await draw(path.join(FIXTURES, `bokeh-${theme}.json`), out);
+      assert.equal(r.library, 'bokeh');
+      assert.deepEqual([r.width, r.height], [3200, 1800]);
+      const png = pngOf(out);
+      assert.deepEqual([png.width, png.height], [3200, 1800]);
+      const [red, green, blue] = png.pixel(8, 8);
+      const luminance = (red + green + blue) / 3;
+      assert.ok(dark ? luminance < 80 : luminance > 200, `${theme} corner luminance ${luminance}`);
+      // The green markers and the orange line were drawn (not one flat colour).
+      const green_ = png.count((R, G, B) => G > 120 && R < 60 && B > 90 && B < 160);
+      const orange = png.count((R, G, B) => R > 180 && G > 60 && G < 120 && B < 40);
+      assert.ok(green_ > 10000 && orange > 5000, `${theme}: green ${green_}, orange ${orange}`);
+    }
+  });
+
+  test('bokeh square plot is 2400x2400; a column layout is measured and fitted to 3200x1800', async () => {
+    const sq = await draw(path.join(FIXTURES, 'bokeh-square.json'), path.join(tmp, 'bokeh-square.png'));
+    assert.deepEqual([sq.width, sq.height], [2400, 2400]);
+    const col = await draw(path.join(FIXTURES, 'bokeh-column.json'), path.join(tmp, 'bokeh-column.png'));
+    assert.deepEqual([col.width, col.height], [3200, 1800]);
+    assert.ok('measure' in col.phases, 'a layout without a declared size is measured first');
+    const png = pngOf(path.join(tmp, 'bokeh-column.png'));
+    assert.ok(png.count((R, G, B) => R > 180 && G > 60 && G < 120 && B < 40) > 5000, 'both plots drawn');
+  });
+
+  test('bokeh CustomJS and markup handlers never run and reach nothing; the plot still draws', async () => {
+    const text = fs.readFileSync(path.join(FIXTURES, 'bokeh-hostile.json'), 'utf8').replaceAll('MARKER', lis.url);
+    const fig = file('bokeh-hostile.json', text);
+    let seen;
+    const r = await draw(fig, path.join(tmp, 'bokeh-hostile.png'), {
+      inspect: async (page) => {
+        await new Promise((res) => setTimeout(res, 300));
+        seen = await page.evaluate(() => ({ pwned: window.__pwned, title: document.title }));
+      },
+    });
+    assert.deepEqual([r.width, r.height], [3200, 1800]);
+    assert.equal(seen.pwned, undefined, 'no CustomJS and no handler ran');
+    assert.equal(seen.title, 'plotq figure');
+    assert.ok(r.csp_violations >= 2, `the policy refused eval and the inline handler (${r.csp_violations})`);
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(lis.connections, 0, 'the listener was never reached');
+  });
+
+  test('a page whose built-in prototypes changed is closed instead of reused', async () => {
+    const pool = fb.pools.plotly;
+    const slot = await pool.take();
+    await slot.page.evaluate(() => { Object.defineProperty(Object.prototype, 'plotqPolluted', { value: 1 }); });
+    const closed = new Promise((res) => slot.ctx.once('close', res));
+    await pool.give(slot, true);
+    await closed;
+    assert.ok(!pool.ready.includes(slot));
+  });
+
   test('the PNG replaces a planted symlink instead of writing through it; a missing dir is output_failed', async () => {
     const victim = file('victim.txt', 'keep me');
     const out = path.join(tmp, 'planted.png');
@@ -333,6 +408,32 @@ describe('drawing in Chromium', () => {
     await assert.rejects(draw(path.join(FIXTURES, 'subplot-dark.json'), path.join(tmp, 'no-such-dir', 'x.png')),
       (e) => e.code === 'output_failed');
   });
+});
+
+test('back to back, one page draws figure after figure, holds nothing of the one before, and is replaced after --page-reuse', async () => {
+  const fb = new FigureBrowser({ ...BROWSER_OPTS, spares: 1, pageReuse: 3, bokehDir: '' });
+  await fb.start();
+  try {
+    const marker = 'EARLIER-FIGURE-7731';
+    const first = file('earlier.json', JSON.stringify({ data: [{ type: 'bar', x: ['a'], y: [1], name: marker }], layout: { title: { text: marker } } }));
+    const reused = [];
+    reused.push((await fb.render({ figure: first, out: path.join(tmp, 'earlier.png'), timeoutMs: 60000 })).reused);
+    let html;
+    const later = await fb.render({ figure: path.join(FIXTURES, 'subplot-light.json'), out: path.join(tmp, 'later.png'), timeoutMs: 60000 }, {
+      inspect: async (page) => { html = await page.evaluate(() => document.documentElement.outerHTML); },
+    });
+    reused.push(later.reused);
+    assert.ok(html.includes('Two panels'), 'the later figure is on the page');
+    assert.ok(!html.includes(marker), 'nothing of the earlier figure is');
+    // The inspected page was closed; a new one draws three figures, then is replaced.
+    for (let i = 0; i < 4; i++) {
+      reused.push((await fb.render({ figure: path.join(FIXTURES, 'scatter-light.json'), out: path.join(tmp, `reuse${i}.png`), timeoutMs: 60000 })).reused);
+    }
+    assert.deepEqual(reused, [false, true, false, true, true, false]);
+    assert.equal(fb.pools.bokeh, undefined, 'no bokeh pages without BokehJS');
+  } finally {
+    await fb.close();
+  }
 });
 
 test('without WebGL a WebGL trace answers no_webgl instead of drawing plotly\'s notice', async () => {
@@ -373,7 +474,8 @@ test('renderer.mjs speaks the line protocol and cleans up its private dir on EOF
   };
   const ready = await next();
   assert.equal(ready.ready, true, `${JSON.stringify(ready)}\n${stderr.slice(-2000)}`);
-  assert.equal(ready.plotly, '2.6.3');
+  assert.equal(ready.plotly, PLOTLY_JS_VERSION);
+  assert.equal(ready.bokeh, RUNTIME.packages.bokeh);
   child.stdin.write('this is not json\n');
   const bad = await next();
   assert.deepEqual([bad.id, bad.ok, bad.code], [null, false, 'request_invalid']);

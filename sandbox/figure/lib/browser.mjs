@@ -1,7 +1,8 @@
-// FigureBrowser: one warm headless Chromium driven by playwright-core, drawing one figure per fresh
-// browser context. While idle it keeps spare contexts whose page has plotly.js loaded (a fresh
-// page costs ~1.2 s, mostly plotly's own start-up), so a job pays only for draw + screenshot.
-// No context ever serves two jobs.
+// FigureBrowser: one warm headless Chromium driven by playwright-core, drawing plotly and bokeh
+// figures with the installed packages' own JavaScript. Each library has a SlotPool (slots.mjs) of
+// pages with its JavaScript loaded, kept ready while idle; a page draws several figures in turn,
+// cleared and checked between them (slots.mjs says why that is safe), so back-to-back figures pay
+// only for the draw and the screenshot, as spaced ones do.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,22 +11,26 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { FigureError } from './errors.mjs';
 import { readFigure, DEFAULT_LIMITS } from './figure_file.mjs';
-import { canvasFor, DEFAULT_CSS } from './canvas.mjs';
-import { newNonce, pageHtml } from './page.mjs';
+import { canvasFor, fitCanvas } from './canvas.mjs';
+import { LIBRARIES } from './libraries.mjs';
+import { SlotPool } from './slots.mjs';
 import { pngSize } from './png.mjs';
+import { runtimePlotlyJs, runtimeBokehDir } from './runtime.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const LAUNCHER = path.join(HERE, '..', 'chromium-launch.sh');
 
 export const DEFAULT_OPTIONS = Object.freeze({
   chromium: '/usr/bin/chromium',
-  plotlyJs: '/usr/share/python3-plotly/plotly.js',
+  plotlyJs: runtimePlotlyJs(),   // the runtime's plotly package's own plotly.js ('' : no plotly)
+  bokehDir: runtimeBokehDir(),   // the runtime's bokeh package's BokehJS bundles ('' : no bokeh)
   tmpDir: null,           // private directory for this browser (made and removed here when null)
   uid: null,              // when set (we are root): Chromium runs as uid:gid with its own sandbox
   gid: null,
   chromiumSandbox: true,  // false adds --no-sandbox (only for machines without user namespaces)
   webgl: true,            // false: --disable-webgl, WebGL traces answer no_webgl
-  spares: 2,              // fresh pages with plotly loaded kept while idle (light + dark of one job)
+  spares: 2,              // pages per library kept ready (one draws while the other is cleared)
+  pageReuse: 50,          // figures one page draws before it is replaced by a fresh one
   fastPng: true,          // zlib's fast level: 3x quicker on dense plots, 1.1-2x the bytes
   maxHeapMb: 1024,        // V8 old-space cap of each page
   pageTimeoutMs: 30000,   // making a fresh page (launch excluded)
@@ -53,32 +58,6 @@ export function chromiumArgs(opts) {
   ];
   if (!opts.webgl) args.push('--disable-webgl', '--disable-3d-apis');
   return args;
-}
-
-const WARM_UP_FIGURE = JSON.stringify({ data: [{ type: 'scatter', x: [0, 1, 2], y: [1, 0, 2] }], layout: { title: { text: 'warm-up' } } });
-
-const STATIC_CONFIG = Object.freeze({
-  staticPlot: true, displayModeBar: false, displaylogo: false, responsive: false, showTips: false,
-  showLink: false, sendData: false, showEditInChartStudio: false, editable: false, scrollZoom: false,
-  doubleClick: false, showAxisDragHandles: false, plotGlPixelRatio: 1,
-});
-
-// Runs inside the page. The figure arrives as a string and is parsed as JSON: data, never code.
-// The figure's own config is not applied (ours is fixed); frames are not drawn.
-async function drawInPage({ text, width, height, config }) {
-  const fig = JSON.parse(text);
-  const layout = fig.layout || {};
-  layout.width = width;
-  layout.height = height;
-  layout.autosize = false;
-  const el = document.getElementById('plot');
-  el.style.width = `${width}px`;
-  el.style.height = `${height}px`;
-  await Plotly.newPlot(el, fig.data, layout, config);
-  if (document.querySelector('.no-webgl')) return { noWebgl: true, csp: window.__plotqCsp.slice() };
-  await document.fonts.ready;
-  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-  return { noWebgl: false, csp: window.__plotqCsp.slice() };
 }
 
 function shortMessage(e) {
@@ -129,18 +108,34 @@ function abortable(promise, ms, onAbort, register) {
   });
 }
 
+// A bokeh document's warm-up: one small plot, made in the page's own version so BokehJS accepts it.
+function bokehWarmUp(version) {
+  const id = (n) => `w${n}`;
+  const obj = (n, name, attributes = {}) => ({ type: 'object', name, id: id(n), attributes });
+  const plot = obj(1, 'Figure', {
+    width: 320, height: 180,
+    x_range: obj(2, 'DataRange1d'), y_range: obj(3, 'DataRange1d'),
+    x_scale: obj(4, 'LinearScale'), y_scale: obj(5, 'LinearScale'),
+    renderers: [obj(6, 'GlyphRenderer', {
+      data_source: obj(7, 'ColumnDataSource', { data: { type: 'map', entries: [['x', [0, 1, 2]], ['y', [1, 0, 2]]] } }),
+      glyph: obj(8, 'Line', { x: { type: 'field', field: 'x' }, y: { type: 'field', field: 'y' } }),
+    })],
+  });
+  return JSON.stringify({ target_id: null, root_id: id(1), doc: { version, title: 'warm-up', roots: [plot] }, version });
+}
+
 export class FigureBrowser {
   constructor(options = {}) {
     this.opts = { ...DEFAULT_OPTIONS, ...options };
     this.browser = null;
-    this.spares = [];         // Promise<Slot>s of fresh pages, oldest first
-    this.filling = false;     // one spare is being made (they are made one at a time)
+    this.pools = {};          // library name -> SlotPool (only for the libraries whose JS is here)
+    this.versions = {};       // library name -> its version, read in a page
     this.closed = false;
     this.ownsTmp = false;
     this.disconnected = false;
     this.onDisconnect = () => {};
     this.cancelCurrent = null;  // set while a render runs: closes its page, answers `cancelled`
-    this.plotlyUrl = pathToFileURL(this.opts.plotlyJs).href;
+    this.plotlyUrl = this.opts.plotlyJs ? pathToFileURL(this.opts.plotlyJs).href : null;
     this.savedTmpdir = process.env.TMPDIR;
   }
 
@@ -176,9 +171,25 @@ export class FigureBrowser {
     process.env.TMPDIR = this.dir;
   }
 
+  // The libraries this renderer draws: those whose JavaScript is readable. None is an error.
+  libraries() {
+    const o = this.opts;
+    const have = [];
+    if (o.plotlyJs) {
+      fs.accessSync(o.plotlyJs, fs.constants.R_OK);
+      have.push(LIBRARIES.plotly);
+    }
+    if (o.bokehDir) {
+      for (const p of LIBRARIES.bokeh.scripts(o)) fs.accessSync(p, fs.constants.R_OK);
+      have.push(LIBRARIES.bokeh);
+    }
+    if (!have.length) throw new Error('neither plotly.js nor BokehJS was given');
+    return have;
+  }
+
   async start() {
     const o = this.opts;
-    fs.accessSync(o.plotlyJs, fs.constants.R_OK);
+    const libs = this.libraries();
     this.prepareDirs();
     const env = {
       PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -206,121 +217,73 @@ export class FigureBrowser {
       this.disconnected = true;
       this.onDisconnect();
     });
-    // Warm-up: the first draw and screenshot of a browser's life pay one-off costs (~0.5 s).
-    // Pay them here on a built-in figure, in a page that is then thrown away; the first spare page
-    // is made at the same time (two cores).
-    const first = this.newSlot();
-    const second = o.spares > 0 ? this.newSlot() : null;
-    if (second) second.catch(() => {});
-    let info;
-    const slot = await first;
-    try {
-      info = { chromium: this.browser.version(), plotly: slot.plotlyVersion };
-      await this.draw(slot, WARM_UP_FIGURE, canvasFor(undefined), {}, () => false);
-    } finally {
-      await this.retire(slot);
-    }
-    if (second) {
-      this.spares.push(second);
-      await second;
-    }
-    this.refill();
-    return info;
+    // Each pool fills one page at a time (every page draws a built-in figure first: warmSlot);
+    // the first page of each is waited for.
+    for (const lib of libs) this.pools[lib.name] = new SlotPool(this, lib, o.spares, o.pageReuse);
+    await Promise.all(Object.values(this.pools).map((pool) => pool.take().then((s) => {
+      this.versions[pool.lib.name] = s.version;
+      pool.busy--;
+      pool.offer(s);
+    })));
+    for (const pool of Object.values(this.pools)) pool.refill();
+    return { chromium: this.browser.version(), plotly: this.versions.plotly || null, bokeh: this.versions.bokeh || null };
   }
 
-  async newSlot() {
-    const nonce = newNonce();
-    const file = path.join(this.pagesDir, `${crypto.randomUUID()}.html`);
-    fs.writeFileSync(file, pageHtml(nonce, this.plotlyUrl), { mode: 0o644, flag: 'wx' });
-    const pageUrl = pathToFileURL(file).href;
-    const ctx = await this.browser.newContext({
-      viewport: { ...DEFAULT_CSS },
-      deviceScaleFactor: 1,      // the device scale comes from the screenshot's clip scale
-      serviceWorkers: 'block',
-      acceptDownloads: false,
-      bypassCSP: false,
-      javaScriptEnabled: true,
-    });
-    const slot = { ctx, page: null, cdp: null, blocked: 0, crashed: false, plotlyVersion: null };
+  // Draws the library's built-in figure on a new page and screenshots it (thrown away): the first
+  // draw and screenshot of a page pay one-off costs. A failure is only logged: the first real
+  // figure pays instead.
+  async warmSlot(slot) {
     try {
-      await ctx.route('**/*', (route) => {
-        const url = route.request().url();
-        if (url === pageUrl || url === this.plotlyUrl) return route.continue();
-        slot.blocked++;
-        return route.abort('blockedbyclient');
-      });
-      slot.page = await ctx.newPage();
-      slot.page.on('crash', () => { slot.crashed = true; });
-      await slot.page.goto(pageUrl, { waitUntil: 'load', timeout: this.opts.pageTimeoutMs });
-      slot.plotlyVersion = await slot.page.evaluate(() => (typeof Plotly === 'object' ? Plotly.version : null));
-      if (!slot.plotlyVersion) throw new Error('plotly.js did not load');
-      slot.cdp = await ctx.newCDPSession(slot.page);
-      return slot;
+      const lib = slot.lib;
+      const text = lib.warmUp || bokehWarmUp(slot.version);
+      if (lib.name === 'plotly') await this.drawPlotly(slot, text, canvasFor(undefined), {}, () => false);
+      else await this.drawBokeh(slot, text, JSON.parse(text), {}, () => false);
     } catch (e) {
-      await ctx.close().catch(() => {});
-      throw e;
-    } finally {
-      fs.rmSync(file, { force: true });
+      process.stderr.write(`figure renderer: ${slot.lib.name} warm-up failed: ${shortMessage(e)}\n`);
     }
   }
 
-  async takeSlot() {
-    const pending = this.spares.shift();
-    try {
-      return await (pending || this.newSlot());
-    } catch (e) {
-      // A spare that failed (e.g. it was made just before a crash) gets one fresh try.
-      if (pending && !this.disconnected) {
-        try { return await this.newSlot(); } catch (e2) { e = e2; }
-      }
-      throw new FigureError('browser_failed', `no page: ${shortMessage(e)}`);
-    }
-  }
-
-  // Tops the spares up, one page at a time (each costs ~1 s of CPU, mostly plotly.js starting).
-  refill() {
-    if (this.filling || this.disconnected || this.closed || this.spares.length >= this.opts.spares) return;
-    this.filling = true;
-    const p = this.newSlot();
-    this.spares.push(p);
-    p.catch(() => {}).finally(() => {
-      this.filling = false;
-      this.refill();
-    });
-  }
-
-  async retire(slot) {
-    await slot.ctx.close().catch(() => {});
-  }
-
-  // job: {figure, out, timeoutMs}; hooks.inspect(page) runs after the screenshot (tests only).
-  // Returns {width, height, bytes, blocked_requests, csp_violations, phases}; throws FigureError.
+  // job: {figure, out, timeoutMs, library?}; hooks.inspect(page) runs after the screenshot (tests
+  // only; an inspected page is never reused). Returns {width, height, bytes, library,
+  // blocked_requests, csp_violations, reused, phases}; throws FigureError.
   async render(job, hooks = {}) {
     let cancelled = false;
     let slot = null;
+    let pool = null;
+    let ok = false;
     const work = (async () => {
       try {
         const phases = {};
         let t = performance.now();
         const lap = (name) => { const now = performance.now(); phases[name] = Math.round(now - t); t = now; };
-        const { text, figure } = readFigure(job.figure, this.opts.limits);
-        const canvas = canvasFor(figure.layout);
+        const { text, figure, lib } = readFigure(job.figure, this.opts.limits, job.library);
+        pool = this.pools[lib.name];
+        if (!pool) throw new FigureError('library_unavailable', `this renderer has no ${lib.name} JavaScript`);
+        const canvas = lib.name === 'plotly' ? canvasFor(figure.layout) : null;
         lap('read');
-        slot = await this.takeSlot();
+        try {
+          slot = await pool.take();
+        } catch (e) {
+          throw new FigureError('browser_failed', `no page: ${shortMessage(e)}`);
+        }
+        const reused = slot.uses > 0;
         lap('page');
         if (cancelled) throw new FigureError('timeout', 'cancelled');
-        const d = await this.draw(slot, text, canvas, hooks, () => cancelled, lap);
+        const d = lib.name === 'plotly'
+          ? await this.drawPlotly(slot, text, canvas, hooks, () => cancelled, lap)
+          : await this.drawBokeh(slot, text, figure, hooks, () => cancelled, lap);
         if (cancelled) throw new FigureError('timeout', 'cancelled');
         writeOutput(job.out, d.png);
         lap('write');
+        ok = !hooks.inspect;
         return {
-          width: d.width, height: d.height, bytes: d.png.length,
-          blocked_requests: slot.blocked, csp_violations: d.cspViolations, phases,
+          width: d.width, height: d.height, bytes: d.png.length, library: lib.name,
+          blocked_requests: slot.blocked, csp_violations: d.cspViolations, reused, phases,
         };
       } finally {
-        // Clean up after the answer is out (setImmediate runs after the caller's write).
-        const s = slot;
-        setImmediate(() => (s ? this.retire(s) : Promise.resolve()).finally(() => this.refill()));
+        // Clear or close the page after the answer is out (setImmediate runs after the caller's write).
+        const s = slot, p = pool, reusable = ok && !cancelled;
+        if (s && p) setImmediate(() => p.give(s, reusable));
       }
     })();
     work.catch(() => {});
@@ -337,30 +300,22 @@ export class FigureBrowser {
     return true;
   }
 
-  // Draws figure text on the slot's page and screenshots it at the exact target size.
-  async draw(slot, text, canvas, hooks, isCancelled, lap = () => {}) {
-    const { cssWidth, cssHeight, scale, target } = canvas;
-    const failed = (e, what) => {
+  failure(slot, isCancelled) {
+    return (e, what) => {
       if (isCancelled()) return new FigureError('timeout', 'cancelled');
       if (this.disconnected) return new FigureError('browser_failed', 'the browser went away');
       if (slot.crashed) return new FigureError('draw_failed', `the page crashed while ${what}`);
       return new FigureError('draw_failed', `${what} failed: ${shortMessage(e)}`);
     };
-    let r;
-    try {
-      const viewport = { width: Math.ceil(cssWidth), height: Math.ceil(cssHeight) };
-      if (viewport.width !== DEFAULT_CSS.width || viewport.height !== DEFAULT_CSS.height) await slot.page.setViewportSize(viewport);
-      r = await slot.page.evaluate(drawInPage, { text, width: cssWidth, height: cssHeight, config: STATIC_CONFIG });
-    } catch (e) {
-      throw failed(e, 'drawing');
-    }
-    lap('draw');
-    if (r.noWebgl) throw new FigureError('no_webgl', 'a WebGL trace could not draw (plotly showed "WebGL is not supported")');
+  }
+
+  // Screenshots the page's top-left cssWidth x cssHeight at `clipScale` and checks the PNG size.
+  async shoot(slot, canvas, clipScale, failed, lap) {
     let png;
     try {
       const shot = await slot.cdp.send('Page.captureScreenshot', {
         format: 'png',
-        clip: { x: 0, y: 0, width: cssWidth, height: cssHeight, scale },
+        clip: { x: 0, y: 0, width: canvas.cssWidth, height: canvas.cssHeight, scale: clipScale },
         captureBeyondViewport: false,
         optimizeForSpeed: this.opts.fastPng,
       });
@@ -370,21 +325,81 @@ export class FigureBrowser {
     }
     lap('shot');
     const size = pngSize(png);
+    const { target } = canvas;
     if (!size || size.width !== target.width || size.height !== target.height) {
       throw new FigureError('size_mismatch', `screenshot is ${size ? `${size.width}x${size.height}` : 'not a PNG'}, want ${target.width}x${target.height}`);
     }
+    return { png, size };
+  }
+
+  // plotly draws vectors: the page stays at device scale 1 and the screenshot re-rasterises at the
+  // clip's (fractional) scale, so any CSS size gives exactly the target's pixels.
+  async drawPlotly(slot, text, canvas, hooks, isCancelled, lap = () => {}) {
+    const { cssWidth, cssHeight, scale } = canvas;
+    const failed = this.failure(slot, isCancelled);
+    let r;
+    try {
+      const viewport = { width: Math.ceil(cssWidth), height: Math.ceil(cssHeight) };
+      if (viewport.width !== slot.viewport.width || viewport.height !== slot.viewport.height) {
+        await slot.page.setViewportSize(viewport);
+        slot.viewport = viewport;
+      }
+      r = await slot.page.evaluate(LIBRARIES.plotly.draw, { text, width: cssWidth, height: cssHeight, config: LIBRARIES.plotly.staticConfig });
+    } catch (e) {
+      throw failed(e, 'drawing');
+    }
+    lap('draw');
+    if (r.noWebgl) throw new FigureError('no_webgl', 'a WebGL trace could not draw (plotly showed "WebGL is not supported")');
+    const { png, size } = await this.shoot(slot, canvas, scale, failed, lap);
     if (hooks.inspect) await hooks.inspect(slot.page);
-    return { png, width: size.width, height: size.height, cspViolations: r.csp.length };
+    return { png, width: size.width, height: size.height, cspViolations: r.csp };
+  }
+
+  // bokeh draws its plots on canvases at the device pixel ratio, so the page itself runs at the
+  // device scale (CDP metrics override) and the screenshot is taken at clip scale 1. The scale
+  // comes from the root's declared size, or (a layout) from a first draw that measures it.
+  async drawBokeh(slot, text, figure, hooks, isCancelled, lap = () => {}) {
+    const failed = this.failure(slot, isCancelled);
+    const settleMs = 10000;
+    // Only when it changes: a new override lays the page out again.
+    const metrics = async (width, height, deviceScaleFactor) => {
+      const m = { width: Math.ceil(width), height: Math.ceil(height), deviceScaleFactor, mobile: false };
+      if (slot.metrics && JSON.stringify(slot.metrics) === JSON.stringify(m)) return;
+      await slot.cdp.send('Emulation.setDeviceMetricsOverride', m);
+      slot.metrics = m;
+    };
+    let size = LIBRARIES.bokeh.declaredSize(figure);
+    let r, canvas;
+    try {
+      if (!size) {
+        await metrics(MAX_MEASURE, MAX_MEASURE, 1);
+        r = await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs });
+        size = { width: r.width, height: r.height };
+        await slot.page.evaluate(LIBRARIES.bokeh.reset);
+        lap('measure');
+      }
+      canvas = fitCanvas(size.width, size.height);
+      await metrics(canvas.cssWidth, canvas.cssHeight, canvas.scale);
+      r = await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs, x: canvas.offsetX, y: canvas.offsetY });
+    } catch (e) {
+      if (e instanceof FigureError) throw e;
+      throw failed(e, 'drawing');
+    }
+    lap('draw');
+    const shot = await this.shoot(slot, canvas, 1, failed, lap);
+    if (hooks.inspect) await hooks.inspect(slot.page);
+    return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp };
   }
 
   async close() {
     this.closed = true;
-    const spares = this.spares;
-    this.spares = [];
-    await Promise.all(spares.map((p) => p.then((s) => this.retire(s), () => {})));
+    await Promise.all(Object.values(this.pools).map((p) => p.close()));
     if (this.browser) await this.browser.close().catch(() => {});
     if (this.ownsTmp && this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     if (this.savedTmpdir === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = this.savedTmpdir;
   }
 }
+
+// A layout of unknown size is measured in a viewport this large (the canvas rule's largest side).
+const MAX_MEASURE = 6400;

@@ -56,3 +56,19 @@ export function canvasFor(layout) {
   }
   return { cssWidth, cssHeight, scale: target.width / cssWidth, target };
 }
+
+// A bokeh figure cannot be laid out again at another height, so its measured size w x h is fitted
+// into the canvas instead: the same shape choice (landscape when w/h >= 4/3, else square), the
+// largest device scale at which it fits, centred; the rest is the page's background. A plot saved
+// at 16:9 or 1:1 (what the catalogue does) fills the canvas exactly, as a plotly figure does.
+export function fitCanvas(w, h) {
+  for (const [name, v] of [['width', w], ['height', h]]) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < MIN_CSS || v > MAX_CSS) {
+      throw new FigureError('figure_size_invalid', `${name} ${Math.round(v)} outside [${MIN_CSS}, ${MAX_CSS}]`);
+    }
+  }
+  const target = w / h >= SQUARE_BELOW ? LANDSCAPE : SQUARE;
+  const scale = Math.min(target.width / w, target.height / h);
+  const cssWidth = target.width / scale, cssHeight = target.height / scale;
+  return { cssWidth, cssHeight, scale, target, offsetX: (cssWidth - w) / 2, offsetY: (cssHeight - h) / 2 };
+}

@@ -10,7 +10,8 @@ export const CODES = Object.freeze([
   'figure_invalid',      // not UTF-8, not JSON, or not a figure's shape
   'figure_size_invalid', // layout.width/height not a number or outside the bounds
   'no_webgl',            // a WebGL trace could not draw: plotly showed "WebGL is not supported"
-  'draw_failed',         // Plotly.newPlot threw, or the page crashed
+  'library_unavailable', // the figure is of a library whose JavaScript this renderer was not given
+  'draw_failed',         // the library's draw threw, or the page crashed
   'size_mismatch',       // the screenshot did not come out at the exact canvas size
   'output_failed',       // the PNG could not be written at the out path
   'timeout',             // the job did not finish within its timeout_ms

@@ -4,14 +4,13 @@
 // The text is then handed to the page as data only (JSON.parse there), never as code.
 import fs from 'node:fs';
 import { FigureError } from './errors.mjs';
+import { libraryFor } from './libraries.mjs';
 
 export const DEFAULT_LIMITS = Object.freeze({
   maxBytes: 16 * 1024 * 1024, // the reference's figure JSON cap
   maxDepth: 64,               // plotly figures nest ~10 deep; a bomb nests thousands
   maxValues: 4_000_000,       // arrays/objects/scalars counted by the walk
 });
-
-const FIGURE_KEYS = new Set(['data', 'layout', 'config', 'frames']);
 
 function readCapped(path, maxBytes) {
   let fd;
@@ -69,10 +68,8 @@ export function nestingDepth(text, maxDepth) {
   return deepest;
 }
 
-const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 // Walks the parsed value without recursion: counts values and refuses "__proto__" keys, which no
-// plotly figure has and which would be a prototype-pollution lever inside plotly's merges.
+// figure has and which would be a prototype-pollution lever inside the libraries' merges.
 function walk(root, maxValues) {
   const stack = [root];
   let count = 0;
@@ -91,23 +88,9 @@ function walk(root, maxValues) {
   }
 }
 
-export function checkFigureShape(fig) {
-  if (!isPlainObject(fig)) throw new FigureError('figure_invalid', 'the figure is not a JSON object');
-  for (const k of Object.keys(fig)) {
-    if (!FIGURE_KEYS.has(k)) throw new FigureError('figure_invalid', `unexpected top-level key (allowed: data, layout, config, frames)`);
-  }
-  if (!Array.isArray(fig.data)) throw new FigureError('figure_invalid', 'figure.data is not an array');
-  fig.data.forEach((t, i) => {
-    if (!isPlainObject(t)) throw new FigureError('figure_invalid', `figure.data[${i}] is not an object`);
-    if (t.type !== undefined && typeof t.type !== 'string') throw new FigureError('figure_invalid', `figure.data[${i}].type is not a string`);
-  });
-  if (fig.layout !== undefined && !isPlainObject(fig.layout)) throw new FigureError('figure_invalid', 'figure.layout is not an object');
-  if (fig.config !== undefined && !isPlainObject(fig.config)) throw new FigureError('figure_invalid', 'figure.config is not an object');
-  if (fig.frames !== undefined && !Array.isArray(fig.frames)) throw new FigureError('figure_invalid', 'figure.frames is not an array');
-}
-
-// Returns {text, figure}: the checked JSON text (handed to the page) and its parsed value.
-export function readFigure(path, limits = DEFAULT_LIMITS) {
+// Returns {text, figure, lib}: the checked JSON text (handed to the page), its parsed value and its
+// library (libraries.mjs: the one requested, else the one its shape names), whose shape it has.
+export function readFigure(path, limits = DEFAULT_LIMITS, library = undefined) {
   const bytes = readCapped(path, limits.maxBytes);
   let text;
   try {
@@ -124,6 +107,5 @@ export function readFigure(path, limits = DEFAULT_LIMITS) {
     throw new FigureError('figure_invalid', 'the figure is not valid JSON');
   }
   walk(figure, limits.maxValues);
-  checkFigureShape(figure);
-  return { text, figure };
+  return { text, figure, lib: libraryFor(figure, library) };
 }

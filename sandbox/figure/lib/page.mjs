@@ -1,5 +1,5 @@
 // The figure page: a static document whose Content-Security-Policy admits scripts only by a nonce
-// fresh for each page (plotly.js and a one-line violation counter). Figure text never becomes
+// fresh for each page (the library's bundles and a one-line violation counter). Figure text never becomes
 // markup or code here: it reaches the page later as a string argument and is JSON.parse'd.
 import crypto from 'node:crypto';
 
@@ -10,8 +10,8 @@ export function newNonce() {
 export function contentSecurityPolicy(nonce) {
   return [
     "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,   // no 'unsafe-inline', no 'unsafe-eval': plotly 2.6.3 needs neither
-    "style-src 'unsafe-inline'",     // plotly writes <style> elements and style attributes
+    `script-src 'nonce-${nonce}'`,   // no 'unsafe-inline', no 'unsafe-eval': neither plotly.js nor BokehJS needs them
+    "style-src 'unsafe-inline'",     // plotly and bokeh write <style> elements and style attributes
     'img-src data: blob:',           // layout.images with data URIs; never a URL that fetches
     "font-src 'none'",
     "connect-src 'none'",
@@ -25,10 +25,13 @@ export function contentSecurityPolicy(nonce) {
   ].join('; ');
 }
 
-// plotlyUrl: file:// URL of the installed package's plotly.js (read by Chromium from disk, so the
-// 8.6 MB bundle does not cross the DevTools pipe for every page).
-export function pageHtml(nonce, plotlyUrl) {
+// scriptUrls: file:// URLs of the installed package's own bundles (plotly.js, or BokehJS and its
+// gl/widgets/tables bundles), read by Chromium from disk so that megabytes of JavaScript do not
+// cross the DevTools pipe for every page. A single URL may be given as a string.
+export function pageHtml(nonce, scriptUrls) {
   const attr = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  const urls = Array.isArray(scriptUrls) ? scriptUrls : [scriptUrls];
+  const scripts = urls.map((u) => `<script nonce="${attr(nonce)}" src="${attr(u)}"></script>`).join('\n');
   return `<!doctype html>
 <html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${attr(contentSecurityPolicy(nonce))}">
@@ -36,7 +39,7 @@ export function pageHtml(nonce, plotlyUrl) {
 <title>plotq figure</title>
 <style>html,body{margin:0;padding:0;overflow:hidden;background:#fff}#plot{position:absolute;left:0;top:0}</style>
 <script nonce="${attr(nonce)}">window.__plotqCsp=[];document.addEventListener('securitypolicyviolation',function(e){window.__plotqCsp.push(e.effectiveDirective)});</script>
-<script nonce="${attr(nonce)}" src="${attr(plotlyUrl)}"></script>
+${scripts}
 </head><body><div id="plot"></div></body></html>
 `;
 }

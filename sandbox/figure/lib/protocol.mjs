@@ -1,12 +1,15 @@
 // The line protocol: one JSON object per line each way.
 //   request:  {"id": <string|number>, "figure": "/abs/plot-light.json", "out": "/abs/plot-light.png",
-//              "timeout_ms": <1..600000, default 30000>}
-//   answer:   {"id", "ok": true, "width", "height", "bytes", "ms", "blocked_requests", "csp_violations"}
+//              "timeout_ms": <1..600000, default 30000>, "library": <"plotly"|"bokeh", optional>}
+//            without `library` the figure's shape names it (the two share no top-level key); with
+//            it, a figure of the other shape is figure_invalid
+//   answer:   {"id", "ok": true, "width", "height", "bytes", "library", "reused", "ms",
+//              "blocked_requests", "csp_violations", "phases"}
 //          or {"id", "ok": false, "code": <errors.mjs CODES>, "detail": "...", "ms"}
 //   cancel:   {"cancel": <id>}  (handled at once, not queued; no answer of its own: the job with
 //              that id answers {"id", "ok": false, "code": "cancelled"}, now or when it comes up;
 //              an id that already answered is ignored)
-//   first line after start: {"ready": true, "protocol": 1, "pid", "chromium", "plotly", ...}
+//   first line after start: {"ready": true, "protocol": 1, "pid", "chromium", "plotly", "bokeh", ...}
 //                       or {"ready": false, "code": "browser_failed", "detail"}
 import path from 'node:path';
 import { FigureError } from './errors.mjs';
@@ -15,7 +18,8 @@ export const PROTOCOL = 1;
 export const MAX_LINE = 64 * 1024;
 export const DEFAULT_TIMEOUT_MS = 30000;
 export const MAX_TIMEOUT_MS = 600000;
-const FIELDS = new Set(['id', 'figure', 'out', 'timeout_ms']);
+const FIELDS = new Set(['id', 'figure', 'out', 'timeout_ms', 'library']);
+const LIBRARY_NAMES = new Set(['plotly', 'bokeh']);
 
 function absPath(v, name) {
   if (typeof v !== 'string' || v.length === 0 || v.length > 4096 || v.includes('\0') || !path.isAbsolute(v)) {
@@ -62,7 +66,12 @@ export function parseRequest(line) {
       }
       timeoutMs = req.timeout_ms;
     }
-    return { id, job: { figure, out, timeoutMs } };
+    const job = { figure, out, timeoutMs };
+    if (req.library !== undefined) {
+      if (!LIBRARY_NAMES.has(req.library)) throw new FigureError('request_invalid', 'library must be "plotly" or "bokeh"');
+      job.library = req.library;
+    }
+    return { id, job };
   } catch (e) {
     e.id = id;
     throw e;

@@ -1,0 +1,158 @@
+// What differs between the two figure libraries: which files of the installed package the page
+// loads, what a figure file of that library looks like (the shape check), how its canvas is
+// found, how it is drawn inside the page and how the page is cleared for the next figure.
+// Everything named *InPage runs inside Chromium (page.evaluate): self-contained, data in, data out.
+import path from 'node:path';
+import { FigureError } from './errors.mjs';
+import { canvasFor } from './canvas.mjs';
+
+const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+// ---- plotly ------------------------------------------------------------------------------------
+
+const PLOTLY_KEYS = new Set(['data', 'layout', 'config', 'frames']);
+
+export function checkPlotlyShape(fig) {
+  if (!isPlainObject(fig)) throw new FigureError('figure_invalid', 'the figure is not a JSON object');
+  for (const k of Object.keys(fig)) {
+    if (!PLOTLY_KEYS.has(k)) throw new FigureError('figure_invalid', 'unexpected top-level key (allowed: data, layout, config, frames)');
+  }
+  if (!Array.isArray(fig.data)) throw new FigureError('figure_invalid', 'figure.data is not an array');
+  fig.data.forEach((t, i) => {
+    if (!isPlainObject(t)) throw new FigureError('figure_invalid', `figure.data[${i}] is not an object`);
+    if (t.type !== undefined && typeof t.type !== 'string') throw new FigureError('figure_invalid', `figure.data[${i}].type is not a string`);
+  });
+  if (fig.layout !== undefined && !isPlainObject(fig.layout)) throw new FigureError('figure_invalid', 'figure.layout is not an object');
+  if (fig.config !== undefined && !isPlainObject(fig.config)) throw new FigureError('figure_invalid', 'figure.config is not an object');
+  if (fig.frames !== undefined && !Array.isArray(fig.frames)) throw new FigureError('figure_invalid', 'figure.frames is not an array');
+}
+
+const STATIC_CONFIG = Object.freeze({
+  staticPlot: true, displayModeBar: false, displaylogo: false, responsive: false, showTips: false,
+  showLink: false, sendData: false, showEditInChartStudio: false, editable: false, scrollZoom: false,
+  doubleClick: false, showAxisDragHandles: false, plotGlPixelRatio: 1,
+});
+
+// The figure arrives as a string and is parsed as JSON: data, never code. Its own config is not
+// applied (ours is fixed); frames are not drawn.
+async function drawPlotlyInPage({ text, width, height, config }) {
+  const fig = JSON.parse(text);
+  const layout = fig.layout || {};
+  layout.width = width;
+  layout.height = height;
+  layout.autosize = false;
+  const el = document.getElementById('plot');
+  el.style.width = `${width}px`;
+  el.style.height = `${height}px`;
+  await Plotly.newPlot(el, fig.data, layout, config);
+  if (document.querySelector('.no-webgl')) return { noWebgl: true, csp: window.__plotqCsp.length };
+  await document.fonts.ready;
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return { noWebgl: false, csp: window.__plotqCsp.length };
+}
+
+function resetPlotlyInPage() {
+  window.__plotqCsp.splice(0);
+  const el = document.getElementById('plot');
+  if (el) {
+    Plotly.purge(el);
+    el.remove();
+  }
+  const fresh = document.createElement('div');
+  fresh.id = 'plot';
+  document.body.appendChild(fresh);
+}
+
+// ---- bokeh -------------------------------------------------------------------------------------
+
+// bokeh.embed.json_item(obj): {target_id, root_id, doc: {version, title, roots, ...}, version}.
+const BOKEH_KEYS = new Set(['target_id', 'root_id', 'doc', 'version']);
+
+export function checkBokehShape(item) {
+  if (!isPlainObject(item)) throw new FigureError('figure_invalid', 'the figure is not a JSON object');
+  for (const k of Object.keys(item)) {
+    if (!BOKEH_KEYS.has(k)) throw new FigureError('figure_invalid', 'unexpected top-level key (allowed: target_id, root_id, doc, version)');
+  }
+  if (typeof item.root_id !== 'string' || !item.root_id) throw new FigureError('figure_invalid', 'root_id is not a string');
+  if (item.target_id !== undefined && item.target_id !== null) throw new FigureError('figure_invalid', 'target_id must be null');
+  if (!isPlainObject(item.doc) || !Array.isArray(item.doc.roots)) throw new FigureError('figure_invalid', 'doc.roots is not an array');
+  const root = item.doc.roots.find((r) => isPlainObject(r) && r.id === item.root_id);
+  if (!root) throw new FigureError('figure_invalid', 'no root with the root_id');
+}
+
+// The root's own size when it names both (a plot does; a layout usually does not): then the
+// device scale is known before drawing. Otherwise the page measures the drawn layout first.
+function bokehDeclaredSize(item) {
+  const root = item.doc.roots.find((r) => r.id === item.root_id);
+  const a = isPlainObject(root.attributes) ? root.attributes : {};
+  return typeof a.width === 'number' && typeof a.height === 'number' ? { width: a.width, height: a.height } : null;
+}
+
+async function drawBokehInPage({ text, settleMs, x = 0, y = 0 }) {
+  const item = JSON.parse(text);
+  const el = document.getElementById('plot');
+  el.style.left = `${x}px`;
+  el.style.top = `${y}px`;
+  window.__plotqViews = await Bokeh.embed.embed_item(item, el);
+  const doc = Bokeh.documents[Bokeh.documents.length - 1];
+  const until = performance.now() + settleMs;
+  while (doc && !doc.is_idle && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+  await document.fonts.ready;
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const box = (el.firstElementChild || el).getBoundingClientRect();
+  return { idle: !doc || doc.is_idle, width: box.width, height: box.height, csp: window.__plotqCsp.length };
+}
+
+function resetBokehInPage() {
+  window.__plotqCsp.splice(0);
+  if (window.__plotqViews && typeof window.__plotqViews.clear === 'function') window.__plotqViews.clear();
+  window.__plotqViews = null;
+  Bokeh.documents.splice(0, Bokeh.documents.length);
+  const el = document.getElementById('plot');
+  if (el) el.remove();
+  const fresh = document.createElement('div');
+  fresh.id = 'plot';
+  document.body.appendChild(fresh);
+}
+
+// ---- the table ---------------------------------------------------------------------------------
+
+const BOKEH_BUNDLES = ['bokeh.min.js', 'bokeh-gl.min.js', 'bokeh-widgets.min.js', 'bokeh-tables.min.js'];
+
+export const LIBRARIES = Object.freeze({
+  plotly: {
+    name: 'plotly',
+    scripts: (opts) => [opts.plotlyJs],
+    versionInPage: () => (typeof Plotly === 'object' ? Plotly.version : null),
+    check: checkPlotlyShape,
+    draw: drawPlotlyInPage,
+    reset: resetPlotlyInPage,
+    staticConfig: STATIC_CONFIG,
+    warmUp: JSON.stringify({ data: [{ type: 'scatter', x: [0, 1, 2], y: [1, 0, 2] }], layout: { title: { text: 'warm-up' } } }),
+  },
+  bokeh: {
+    name: 'bokeh',
+    scripts: (opts) => BOKEH_BUNDLES.map((f) => path.join(opts.bokehDir, f)),
+    versionInPage: () => (typeof Bokeh === 'object' ? Bokeh.version : null),
+    check: checkBokehShape,
+    declaredSize: bokehDeclaredSize,
+    draw: drawBokehInPage,
+    reset: resetBokehInPage,
+    warmUp: null,   // made from the installed version at start (browser.mjs)
+  },
+});
+
+// The library a request names, or the one the figure's shape says (the two shapes share no key).
+export function libraryFor(figure, requested) {
+  const looksBokeh = isPlainObject(figure) && 'doc' in figure && 'root_id' in figure;
+  const name = requested || (looksBokeh ? 'bokeh' : 'plotly');
+  const lib = LIBRARIES[name];
+  if (!lib) throw new FigureError('request_invalid', 'library must be plotly or bokeh');
+  lib.check(figure);
+  return lib;
+}
+
+// The canvas of a plotly figure comes from its layout; a bokeh figure's from its measured size.
+export function plotlyCanvas(figure) {
+  return canvasFor(figure.layout);
+}
