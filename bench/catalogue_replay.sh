@@ -17,6 +17,7 @@
 #   -t     per-file timeout (default 60, the sweep's)
 #   -l     only these libraries (file stems: matplotlib,seaborn,plotnine,altair,pygal,letsplot,plotly,bokeh)
 #   -m     which modes to run (default bare,sandbox; the comparison needs both)
+#   -R     run nothing: print the tables again for the newest sweep of each mode in WORK_DIR (-w)
 #
 # PLOTQ_PYTHON defaults to this checkout's runtime/venv/bin/python for both modes (bare runs that
 # interpreter; the sandbox runs it too). A sweep stopped by a host failure (exit 1) is resumed once.
@@ -34,7 +35,8 @@ work=""
 timeout=60
 libraries=""
 modes=bare,sandbox
-while getopts n:j:b:g:w:t:l:m: opt; do
+report_only=0
+while getopts n:j:b:g:w:t:l:m:R opt; do
   case $opt in
     n) per_library=$OPTARG ;;
     j) jobs=$OPTARG ;;
@@ -44,6 +46,7 @@ while getopts n:j:b:g:w:t:l:m: opt; do
     t) timeout=$OPTARG ;;
     l) libraries=$OPTARG ;;
     m) modes=$OPTARG ;;
+    R) report_only=1 ;;
     *) sed -n '2,25p' "$0" >&2; exit 2 ;;
   esac
 done
@@ -52,11 +55,20 @@ plotq="$build/plotq"
 git --git-dir="$gitdir" rev-parse --verify -q HEAD >/dev/null ||
   { echo "no anyplot git dir at $gitdir (fetch github:MarkusNeusinger/anyplot)" >&2; exit 2; }
 export PLOTQ_PYTHON="${PLOTQ_PYTHON:-$here/runtime/venv/bin/python}"
+if [ "$report_only" -eq 1 ]; then
+  [ -n "$work" ] && [ -f "$work/replay.db" ] || { echo "-R needs -w WORK_DIR with a replay.db" >&2; exit 2; }
+fi
 [ -n "$work" ] || work=$(mktemp -d /tmp/plotq-replay-XXXXXX)
 mkdir -p "$work"
 db="$work/replay.db"
 commit=$(git --git-dir="$gitdir" rev-parse --short HEAD)
 
+labels=""
+if [ "$report_only" -eq 1 ]; then
+  for mode in $(echo "$modes" | tr ',' ' '); do
+    labels="$labels $(sqlite3 "$db" "SELECT label FROM sweeps WHERE label GLOB '$mode-*' ORDER BY created_at DESC, id DESC LIMIT 1")"
+  done
+else
 # The catalogue's plots/ tree, and the subset to sweep (copies: the sweep does not follow links).
 rm -rf "$work/anyplot" "$work/root"
 mkdir -p "$work/anyplot" "$work/root"
@@ -103,11 +115,11 @@ sweep() {  # mode label
   [ "$rc" -eq 0 ] || tail -n 20 "$work/$2.log" >&2
 }
 
-labels=""
 for mode in $(echo "$modes" | tr ',' ' '); do
   sweep "$mode" "$mode-$stamp"
   labels="$labels $mode-$stamp"
 done
+fi
 
 # Counts and differences straight from the store (sweep_results; canvas is migration 0005's column).
 /usr/bin/python3 - "$db" $labels <<'EOF'
