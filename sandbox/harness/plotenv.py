@@ -68,13 +68,13 @@ def settle_libraries(work_dir):
     policy): shutil.rmtree walks by descriptors and closes them with os.close, which stays
     stubbed (rule `fd`: the kept descriptors), so it walks by paths, whose events are judged
     here; tempfile probes its directory once by writing with os.write (stubbed), so its
-    directory, the work dir (TMPDIR), is named now."""
+    directory, the work dir (TMPDIR), is named now (a zygote may have cached its own)."""
     shutil = sys.modules.get("shutil")
     if shutil is not None and getattr(shutil, "_use_fd_functions", False):
         shutil._use_fd_functions = False
     tempfile = sys.modules.get("tempfile")
-    if tempfile is not None and tempfile.tempdir is None:
-        tempfile.tempdir = work_dir
+    if tempfile is not None:
+        tempfile.tempdir = work_dir     # also over a directory a zygote's preload cached
     core = sys.modules.get("pyparsing.core")
     if core is not None and getattr(core, "traceback", None) is traceback:
         core.traceback = _pyparsing_traceback(core)
