@@ -98,6 +98,14 @@ PLOT_FRAME_CALLERS = (
     ("collections", "namedtuple"),
     ("typing", "_caller"),
     ("matplotlib._api", "warn_external"),
+    # typing_extensions (altair's and pygal's imports; plotlibs.ALWAYS loads it before arming):
+    # _caller reads a module name, and the function it installs into typing's alias constructor
+    # reads typing's own frame for `origin` and answers a bool
+    ("typing_extensions", "_caller"),
+    ("typing_extensions", "_has_generic_or_protocol_as_origin"),
+    # statsmodels' packages each make a PytestTester at import, which reads its caller's
+    # __file__ and __name__ (plotlibs.ALWAYS loads it before arming)
+    ("statsmodels.tools._test_runner", "PytestTester.__init__"),
 )
 
 # Data mode's stub table without _imp.exec_dynamic/exec_builtin: a lazy import of an installed

@@ -21,6 +21,7 @@ import stat
 import sys
 import types
 
+import plotlibs
 import records
 from errors import PLOT_ERROR_CLASSES, make_classifier
 from exits import PLOT_EXIT, PLOT_REASONS, USAGE
@@ -168,6 +169,9 @@ def run_plot(mode, plot_path, prepare=None, environ=None):
                              error={"class": "SyntaxError", "line": None})
     if prepare is not None:
         prepare(mode)
+    # what the libraries the plot names need before arming (plotlibs.py: plotnine, altair,
+    # pygal, statsmodels, scikit-learn, ...; a no-op for what the zygote preloaded)
+    plotlibs.install(text)
     if mode == "figure":
         try:
             import figurecapture

@@ -405,7 +405,8 @@ def _warm_up_figure():
 
 
 # The harness's own modules for plot and figure mode (imported by main() otherwise).
-PLOT_HARNESS_MODULES = ("plotmode", "plotguard", "figurecapture", "errors", "records", "guard")
+PLOT_HARNESS_MODULES = ("plotmode", "plotguard", "figurecapture", "errors", "records", "guard",
+                        "plotlibs")
 
 
 def _preload_plot_base():
@@ -426,6 +427,61 @@ def _preload_plot():
     _import_plot_packages()
     _import_builtin_and_frozen()
     _warm_up_plot()
+    _preload_plot_libraries()
+
+
+# Plot mode's other libraries (sandbox/README.md, "Warm starts per library"): every one is
+# imported with its pre-arm part (plotlibs.install); plotnine and pygal also draw once. vl-convert
+# and lets-plot never draw here: their native engines start threads at the first conversion, and
+# a fork of a process with those threads hangs in the child's first conversion.
+PLOT_LIBRARY_MODULES = ("plotnine", "altair", "vl_convert", "pygal", "cairosvg", "lets_plot",
+                        "lets_plot.export")
+
+
+def _warm_up_plot_libraries():
+    """plotnine's first draw imports its geoms', stats' and scales' helpers lazily; pygal's
+    first PNG loads cairo's fonts; altair's first to_dict loads and validates against the
+    Vega-Lite schema (pure Python, no vl-convert)."""
+    import io
+    import numpy as np
+    import pandas as pd
+    frame = pd.DataFrame({"x": np.arange(12.0), "y": np.arange(12.0) % 5, "g": list("ab") * 6})
+
+    def plotnine_draw():
+        import matplotlib.pyplot as plt
+        from plotnine import aes, geom_boxplot, geom_col, geom_line, geom_point, ggplot, labs
+        from plotnine import facet_wrap, theme, theme_minimal
+        plot = (ggplot(frame, aes("x", "y", color="g")) + geom_point() + geom_line()
+                + labs(title="t") + theme_minimal() + theme(figure_size=(2, 1)))
+        plot.save(io.BytesIO(), format="png", dpi=20, verbose=False)
+        bars = ggplot(frame, aes("g", "y")) + geom_col() + geom_boxplot() + facet_wrap("g")
+        bars.save(io.BytesIO(), format="png", dpi=20, width=2, height=1, verbose=False)
+        plt.close("all")
+
+    def pygal_draw():
+        import pygal
+        chart = pygal.Bar(width=80, height=60, title="t", js=[])
+        chart.add("a", [1, 3, 2])
+        _KEEP.append(len(chart.render_to_png()))
+
+    def altair_spec():
+        import altair as alt
+        chart = alt.Chart(frame).mark_point().encode(x="x:Q", y="y:Q", color="g:N")
+        _KEEP.append(chart.properties(title="t").to_dict())
+
+    for step in (plotnine_draw, pygal_draw, altair_spec):
+        try:
+            step()
+        except Exception:
+            pass
+
+
+def _preload_plot_libraries():
+    import plotlibs
+    plotlibs.install(None)
+    for name in PLOT_LIBRARY_MODULES:
+        _import(name)
+    _warm_up_plot_libraries()
 
 
 # What plot mode's walk loads that the guard refuses to import lazily (rule `code`): the vector
@@ -448,6 +504,8 @@ def _preload_figure():
     _import_builtin_and_frozen()
     for name in FIGURE_MODULES + FIGURE_BOKEH_MODULES:
         _import(name)
+    import plotlibs
+    plotlibs.install("")    # what every plot needs before arming; a figure job adds its own
     _warm_up_figure()
     try:
         _warm_up_bokeh()
