@@ -3,15 +3,15 @@ file (plot-<theme>.json) instead of drawing it; the host's Chromium draws that f
 installed package's own JavaScript (sandbox/figure/). No browser, kaleido or Selenium runs here.
 
 Used by figure mode (plotmode.py, before the guard is armed) and, without any guard, by plotq's
-sweep in bare mode. Bare mode runs the catalogue file with the runtime's interpreter and a small
-runner that does, before the file's own code:
+sweep in bare mode. Bare mode runs the catalogue file with the runtime's interpreter, in the file's
+work dir, as
 
-    import sys; sys.path.insert(0, "<project>/sandbox/harness")
-    import figurecapture
-    figurecapture.install("plot-light.json", source=open("plot.py").read())
-    # then run plot.py as __main__ (runpy.run_path("plot.py", run_name="__main__"))
+    <venv>/bin/python <project>/sandbox/harness/figurecapture.py plot.py plot-light.json
 
-and then draws plot-light.json with the figure renderer, as figure mode does. This module imports
+(run_file: the captures plot.py's source needs, then plot.py as __main__ with sys.argv and
+sys.path[0] as `python plot.py` would have them), and then draws plot-light.json with the figure
+renderer, as figure mode does. A runner of its own may instead call install(output, source) and
+run the file itself. This module imports
 nothing of the harness (no guard), so both modes capture exactly alike.
 
 plotly (install_plotly):
@@ -366,3 +366,28 @@ def install_selenium_shim():
                     webdriver=chrome_webdriver)
     webdriver = module("selenium.webdriver", chrome=chrome, common=common, **drivers, **options)
     module("selenium", webdriver=webdriver, __version__="0+plotq.stand-in")
+
+
+def run_file(plot_path, output_name):
+    """Bare mode: installs the captures plot_path's source needs, then runs it as __main__ the way
+    `python plot_path` would (sys.argv[0] is the file, sys.path[0] its folder)."""
+    import os
+    import runpy
+    with open(plot_path, encoding="utf-8-sig") as handle:
+        source = handle.read()
+    install(output_name, source=source)
+    sys.argv = [plot_path]
+    sys.path[0] = os.path.dirname(os.path.abspath(plot_path))
+    runpy.run_path(plot_path, run_name="__main__")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.stderr.write("usage: figurecapture.py PLOT.py OUTPUT.json\n")
+        sys.exit(2)
+    import os
+    # The module itself (not this __main__), so its classes are its own; under -I the script's
+    # folder is not on sys.path. run_file then puts the plot's folder in its place.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import figurecapture
+    figurecapture.run_file(sys.argv[1], sys.argv[2])

@@ -193,6 +193,25 @@ class FigureCapture(unittest.TestCase):
             listener.close()
         self.assertEqual(listener.connections, 0)
 
+    def test_bare_mode_command_line_runs_the_file_as_python_would(self):
+        # figurecapture.py PLOT OUTPUT, as the docstring gives bare mode: the file runs as
+        # __main__ with its own folder first on sys.path, and the capture writes the document.
+        work = tempfile.mkdtemp(prefix="plotq-capture-cli-")
+        self.works.append(work)
+        with open(os.path.join(work, "plot.py"), "w") as f:
+            f.write(BOKEH_SELENIUM + textwrap.dedent('''\
+                import sys
+                print("name", __name__, "path0", sys.path[0] == os.getcwd(), sys.argv)
+                '''))
+        env = base_env(work)
+        env.update(LIGHT)
+        proc = subprocess.run([PYTHON, "-I", os.path.join(HARNESS_DIR, "figurecapture.py"), "plot.py",
+                               "plot-light.json"], cwd=work, env=env, capture_output=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode()[-2000:])
+        self.assertIn(b"name __main__ path0 True ['plot.py']", proc.stdout)
+        _, root = json_item_root(os.path.join(work, "plot-light.json"))
+        self.assertEqual(root["attributes"]["width"], 4800)
+
     def test_a_plotly_only_plot_does_not_import_bokeh(self):
         code = textwrap.dedent('''\
             import sys
