@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kCols =
     "id, job_id, kind, user_id, session_id, turn_id, theme, created_at, slot_wait_s, wall_s, cpu_s, "
     "exit_code, signal, timed_out, reason, measured, limit_value, max_rss_mb, attempts, outcome, "
-    "refusal_code";
+    "refusal_code, runtime_id";
 
 LedgerEntry row(SQLite::Statement& q) {
   LedgerEntry e;
@@ -35,6 +35,7 @@ LedgerEntry row(SQLite::Statement& q) {
   e.attempts = q.getColumn(18).getInt();
   e.outcome = detail::enum_of(q.getColumn(19), parse_run_outcome);
   e.refusal_code = detail::opt_text(q.getColumn(20));
+  e.runtime_id = detail::opt_text(q.getColumn(21));
   return e;
 }
 
@@ -48,8 +49,8 @@ std::int64_t insert(Db& db, const LedgerEntry& e) {
     SQLite::Statement q(db.sql(),
                         "INSERT INTO runs(job_id, kind, user_id, session_id, turn_id, theme, created_at, "
                         "slot_wait_s, wall_s, cpu_s, exit_code, signal, timed_out, reason, measured, "
-                        "limit_value, max_rss_mb, attempts, outcome, refusal_code) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                        "limit_value, max_rss_mb, attempts, outcome, refusal_code, runtime_id) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     q.bind(1, e.job_id);
     detail::bind_sv(q, 2, to_string(e.kind));
     q.bind(3, e.user_id);
@@ -70,6 +71,7 @@ std::int64_t insert(Db& db, const LedgerEntry& e) {
     q.bind(18, e.attempts);
     detail::bind_sv(q, 19, to_string(e.outcome));
     detail::bind_opt(q, 20, e.refusal_code);
+    detail::bind_opt(q, 21, e.runtime_id);
     q.exec();
     std::int64_t id = db.sql().getLastInsertRowid();
     tx.commit();

@@ -33,6 +33,7 @@ struct LedgerEntry {
   int attempts = 1;
   RunOutcome outcome = RunOutcome::ok;
   std::optional<std::string> refusal_code;  // set exactly when outcome == refused
+  std::optional<std::string> runtime_id;    // the sandbox runtime's id (12 hex), when known
 };
 
 struct LedgerQuery {

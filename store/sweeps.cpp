@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kSweepCols =
     "id, label, mode, server_url, root, glob, libraries, themes, timeout_s, jobs, state, files_total, "
-    "elapsed_s, pid, plotq_version, created_at, updated_at, finished_at";
+    "elapsed_s, pid, plotq_version, created_at, updated_at, finished_at, runtime_id";
 
 Sweep sweep_row(SQLite::Statement& q) {
   Sweep s;
@@ -31,12 +31,13 @@ Sweep sweep_row(SQLite::Statement& q) {
   s.created_at = detail::time_of(q.getColumn(15));
   s.updated_at = detail::time_of(q.getColumn(16));
   s.finished_at = detail::opt_time(q.getColumn(17));
+  s.runtime_id = detail::opt_text(q.getColumn(18));
   return s;
 }
 
 constexpr const char* kResultCols =
     "path, theme, sha256, library, outcome, reason, error_class, reason_class, exit_code, signal, width, "
-    "height, png_bytes, detail, wall_s, cpu_s, max_rss_mb, created_at";
+    "height, png_bytes, detail, wall_s, cpu_s, max_rss_mb, created_at, canvas";
 
 std::optional<int> opt_int32(const SQLite::Column& c) {
   if (c.isNull()) return std::nullopt;
@@ -63,6 +64,7 @@ SweepResult result_row(SQLite::Statement& q) {
   r.cpu_s = q.getColumn(15).getDouble();
   r.max_rss_mb = detail::opt_real(q.getColumn(16));
   r.created_at = detail::time_of(q.getColumn(17));
+  r.canvas = detail::opt_text(q.getColumn(18));
   return r;
 }
 
@@ -83,8 +85,8 @@ std::int64_t create(Db& db, const Sweep& s, UnixSeconds now) {
   return guarded("create sweep", [&] {
     SQLite::Statement q(db.sql(),
                         "INSERT INTO sweeps(label, mode, server_url, root, glob, libraries, themes, timeout_s, "
-                        "jobs, state, files_total, elapsed_s, pid, plotq_version, created_at, updated_at) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,'running',?,0,?,?,?,?)");
+                        "jobs, state, files_total, elapsed_s, pid, plotq_version, created_at, updated_at, runtime_id) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,'running',?,0,?,?,?,?,?)");
     q.bind(1, s.label);
     q.bind(2, s.mode);
     detail::bind_opt(q, 3, s.server_url);
@@ -99,6 +101,7 @@ std::int64_t create(Db& db, const Sweep& s, UnixSeconds now) {
     q.bind(12, s.plotq_version);
     q.bind(13, iso_utc(now));
     q.bind(14, iso_utc(now));
+    detail::bind_opt(q, 15, s.runtime_id);
     q.exec();
     return db.sql().getLastInsertRowid();
   });
@@ -160,7 +163,7 @@ void record_file(Db& db, std::int64_t sweep_id, const std::vector<SweepResult>& 
     SQLite::Statement q(db.sql(),
                         "INSERT INTO sweep_results(sweep_id, path, theme, sha256, library, outcome, reason, "
                         "error_class, exit_code, signal, width, height, png_bytes, detail, wall_s, cpu_s, "
-                        "max_rss_mb, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                        "max_rss_mb, created_at, canvas) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const SweepResult& r : themes) {
       q.reset();
       q.clearBindings();
@@ -182,6 +185,7 @@ void record_file(Db& db, std::int64_t sweep_id, const std::vector<SweepResult>& 
       q.bind(16, r.cpu_s);
       detail::bind_opt(q, 17, r.max_rss_mb);
       q.bind(18, iso_utc(now));
+      detail::bind_opt(q, 19, r.canvas);
       q.exec();
     }
     SQLite::Statement u(db.sql(), "UPDATE sweeps SET updated_at = ? WHERE id = ?");

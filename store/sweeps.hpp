@@ -27,6 +27,9 @@ struct Sweep {
   double elapsed_s = 0;
   std::optional<std::int64_t> pid;
   std::string plotq_version;
+  // The runtime the files ran on (runs/runtime.hpp: 12 hex), nullopt when unknown. A resume
+  // must run on the same one.
+  std::optional<std::string> runtime_id;
   UnixSeconds created_at = 0;
   UnixSeconds updated_at = 0;
   std::optional<UnixSeconds> finished_at;  // set exactly when done
@@ -45,6 +48,7 @@ struct SweepResult {
   std::optional<int> signal;
   std::optional<int> width, height;
   std::optional<std::int64_t> png_bytes;  // set exactly when outcome == render
+  std::optional<std::string> canvas;      // renders: "exact" (3200x1800 or 2400x2400 within 16 px) or "off"
   std::optional<std::string> detail;      // plotq's own short note, <= 200 chars
   double wall_s = 0;
   double cpu_s = 0;

@@ -267,3 +267,50 @@ TEST_CASE("migrate: 0004 turns turn_events into a rowid table and keeps every ev
   db->sql().exec("DELETE FROM turns WHERE id = 't2'");
   CHECK(count(*db, "SELECT count(*) FROM turn_events WHERE turn_id = 't2'") == 0);
 }
+
+// 0005 adds runs.runtime_id, sweeps.runtime_id and sweep_results.canvas. A database at 0004 keeps
+// its rows: renders recorded before are exact (another size was a canvas_size failure then),
+// failures have no canvas, older rows no runtime id; the views show the new columns.
+TEST_CASE("migrate: 0005 records the runtime id and the canvas, and marks older renders exact") {
+  TempDir t;
+  auto db = Db::open(t.file("p.db"));
+  std::vector<Migration> upto4(known_migrations().begin(), known_migrations().begin() + 4);
+  REQUIRE(upto4.back().name == "0004_turn_events_rowid");
+  REQUIRE(apply_migrations(*db, upto4) == 4);
+  db->sql().exec(
+      "INSERT INTO users(id, created_at) VALUES ('u', '2026-01-01T00:00:00Z');"
+      "INSERT INTO runs(job_id, kind, user_id, created_at, outcome) VALUES ('j', 'render', 'u', '2026-01-01T00:00:00Z', 'ok');"
+      "INSERT INTO sweeps(label, mode, root, glob, themes, timeout_s, jobs, plotq_version, created_at, updated_at) "
+      "VALUES ('s', 'bare', '/c', '*.py', 'light', 60, 1, 'v', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z');"
+      "INSERT INTO sweep_results(sweep_id, path, theme, sha256, library, outcome, reason, width, height, png_bytes, "
+      "wall_s, cpu_s, created_at) VALUES (1, 'a.py', 'light', '" + std::string(64, 'a') + "', 'matplotlib', 'render', "
+      "'ok', 3200, 1800, 10, 1, 1, '2026-01-01T00:00:00Z');"
+      "INSERT INTO sweep_results(sweep_id, path, theme, sha256, library, outcome, reason, width, height, detail, "
+      "wall_s, cpu_s, created_at) VALUES (1, 'b.py', 'light', '" + std::string(64, 'b') + "', 'matplotlib', 'fail', "
+      "'canvas_size', 800, 600, '800x600', 1, 1, '2026-01-01T00:00:00Z');");
+  CHECK(migrate(*db) == known_schema_version());
+  CHECK(db->sql().execAndGet("SELECT canvas FROM sweep_results WHERE path = 'a.py'").getString() == "exact");
+  CHECK(db->sql().execAndGet("SELECT canvas IS NULL FROM sweep_results WHERE path = 'b.py'").getInt() == 1);
+  CHECK(db->sql().execAndGet("SELECT runtime_id IS NULL FROM runs").getInt() == 1);
+  CHECK(db->sql().execAndGet("SELECT runtime_id IS NULL FROM sweeps").getInt() == 1);
+  CHECK(count(*db, "SELECT renders_off_canvas FROM v_sweeps WHERE label = 's'") == 0);
+  CHECK(count(*db, "SELECT off_canvas FROM v_sweep_canvas WHERE label = 's'") == 0);
+  CHECK(count(*db, "SELECT renders FROM v_sweep_canvas WHERE label = 's'") == 1);
+  CHECK(count(*db, "SELECT count(runtime_id) FROM v_runs_recent") == 0);
+  // The checks: a canvas only on a render and only exact|off; a runtime id only 12 lower-case hex.
+  auto refused = [&](const std::string& sql) {
+    try {
+      db->sql().exec(sql);
+    } catch (const SQLite::Exception& e) {
+      return e.getErrorCode() == SQLITE_CONSTRAINT;
+    }
+    return false;
+  };
+  CHECK(refused("UPDATE sweep_results SET canvas = 'off' WHERE path = 'b.py'"));
+  CHECK(refused("UPDATE sweep_results SET canvas = 'wide' WHERE path = 'a.py'"));
+  CHECK_FALSE(refused("UPDATE sweep_results SET canvas = 'off' WHERE path = 'a.py'"));
+  CHECK(count(*db, "SELECT renders_off_canvas FROM v_sweeps WHERE label = 's'") == 1);
+  CHECK(refused("UPDATE runs SET runtime_id = 'ABCDEF012345'"));
+  CHECK(refused("UPDATE sweeps SET runtime_id = '0123'"));
+  CHECK_FALSE(refused("UPDATE sweeps SET runtime_id = '257f08b63c84'"));
+}

@@ -166,6 +166,7 @@ TEST_CASE("ledger: every field round trips, queries filter and order newest firs
   e.max_rss_mb = 299.75;
   e.attempts = 2;
   e.outcome = RunOutcome::failed;
+  e.runtime_id = "257f08b63c84";
   std::int64_t id = ledger::insert(*db, e);
   CHECK(id > 0);
   auto got = ledger::query(*db, {});
@@ -192,6 +193,8 @@ TEST_CASE("ledger: every field round trips, queries filter and order newest firs
   CHECK(g.attempts == 2);
   CHECK(g.outcome == RunOutcome::failed);
   CHECK_FALSE(g.refusal_code);
+  CHECK(g.runtime_id == "257f08b63c84");
+  CHECK(db->sql().execAndGet("SELECT count(runtime_id) FROM v_runs_recent").getInt() == 0);  // the view has it
 
   // A refused data run by another user (made on first use), an hour later.
   LedgerEntry r;
@@ -206,6 +209,7 @@ TEST_CASE("ledger: every field round trips, queries filter and order newest firs
   auto all = ledger::query(*db, {});
   REQUIRE(all.size() == 2);
   CHECK(all[0].job_id == "job-2");
+  CHECK_FALSE(all[0].runtime_id);  // an unknown runtime
   CHECK_FALSE(all[0].exit_code);
   CHECK_FALSE(all[0].max_rss_mb);
   LedgerQuery q;
@@ -224,6 +228,15 @@ TEST_CASE("ledger: every field round trips, queries filter and order newest firs
   q = {};
   q.limit = 1;
   CHECK(ledger::query(*db, q).size() == 1);
+
+  // The runtime id is 12 lower-case hex or nothing.
+  for (const char* bad : {"257F08B63C84", "257f08b63c8", "257f08b63c84x", "../../etc/x"}) {
+    INFO(bad);
+    LedgerEntry x = r;
+    x.job_id = "job-x";
+    x.runtime_id = bad;
+    CHECK(code_of([&] { ledger::insert(*db, x); }) == "constraint");
+  }
 }
 
 TEST_CASE("datasets: versions count 1, 2, 3 per session, with get, latest, list, confirm") {
