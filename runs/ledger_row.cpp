@@ -19,6 +19,7 @@ store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sand
   e.user_id = who.user_id;
   e.session_id = who.session_id;
   e.turn_id = who.turn_id;
+  e.runtime_id = who.runtime_id;
   e.theme = std::move(theme);
   e.created_at = store::now_unix();
   e.slot_wait_s = slot_wait_s;

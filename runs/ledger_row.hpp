@@ -13,6 +13,9 @@ struct RunWho {
   std::string user_id;
   std::optional<std::string> session_id;
   std::optional<std::string> turn_id;
+  // The runtime the run used (runs/runtime.hpp: its id), recorded with the row; nullopt when the
+  // runtime's manifest could not be read.
+  std::optional<std::string> runtime_id;
 };
 
 // outcome: "ok" -> ok; a refusal before or instead of running (validation, guard_refused,

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runs/libraries.hpp"
 #include "runs/record_fields.hpp"
 #include "sandbox/figure_renderer.hpp"
 
@@ -107,15 +108,16 @@ bool canvas_ok(int width, int height) {
   return (near(width, 3200) && near(height, 1800)) || (near(width, 2400) && near(height, 2400));
 }
 
-std::string render_support(const std::string& library, const sandbox::FigureRenderer* figures) {
-  if (library == "matplotlib" || library == "seaborn") return "ok";
-  if (library == "plotly") return figures && figures->available() ? "ok" : "runtime_unavailable";
-  // The Python bokeh package is not in Debian's archive (python3-bokeh does not exist).
-  if (library == "bokeh") return "runtime_unavailable";
-  return "invalid_library";
+std::string canvas_of(int width, int height) { return canvas_ok(width, height) ? "exact" : "off"; }
+
+std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
+  return library_support(library, runtime.packages, figures && figures->available());
 }
 
-std::string render_mode(const std::string& library) { return library == "plotly" ? "figure" : "plot"; }
+std::string render_mode(const std::string& library) {
+  const Library* l = find_library(library);
+  return l ? std::string(l->mode) : "plot";
+}
 
 std::string validate_render_request(const RenderRequest& r) {
   if (!matches(r.job_id, 64, true)) return "job_id";
@@ -225,11 +227,9 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   if (!size) return done("output_rejected");
   r.width = size->first;
   r.height = size->second;
-  if (!canvas_ok(r.width, r.height)) {
-    r.measured = r.width;
-    r.limit = r.width * 3 >= r.height * 4 ? 3200 : 2400;  // the nearer canvas by shape (w/h >= 4/3)
-    return done("canvas_size");
-  }
+  // Any size is a render in plot mode (a file saving at dpi 300 with bbox_inches="tight" drew
+  // what it meant to); the canvas says whether it is on one of the two.
+  r.canvas = canvas_of(r.width, r.height);
   r.png = std::move(file->second);
   return done("ok");
 }
@@ -241,6 +241,9 @@ std::string describe(const ThemeRun& r) {
   auto mib = [](std::optional<double> v) {
     return v ? std::to_string(static_cast<long long>(std::llround(*v / 1048576.0))) + " MiB" : std::string("its cap");
   };
+  if (o == "ok" && r.png && r.canvas == "off")
+    return "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) +
+           " image (not the 3200x1800 or 2400x2400 canvas).";
   if (o == "ok")
     return r.png ? "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) + " image."
                  : "The plot step finished; the figure is drawn next.";
@@ -250,11 +253,12 @@ std::string describe(const ThemeRun& r) {
     return "The plot tried something plot code may not do (" + r.refusal_rule.value_or("refused") + ")" + at_line() +
            ", so the render was stopped.";
   if (o == "no_output")
-    return figure ? "The plot ran but made no figure: call fig.write_image(...) or fig.show()."
+    return figure ? "The plot ran but made no figure: call fig.write_image(...) or fig.show() (plotly), save(p) "
+                    "or export_png(p) (bokeh)."
                   : "The plot ran but saved no image: save it with fig.savefig(f\"plot-{THEME}.png\").";
-  if (o == "canvas_size")
-    return "The image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +
-           "; it must be 3200x1800 (figsize=(16, 9), dpi=200) or 2400x2400 (figsize=(12, 12), dpi=200).";
+  if (o == "canvas_size")  // figure mode: the renderer sets the canvas, so another size is its fault
+    return "The figure's image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +
+           ", not the 3200x1800 or 2400x2400 canvas the figure renderer draws.";
   if (o == "output_too_large") {
     bool image = !figure || (r.limit && *r.limit == static_cast<double>(kMaxPngBytes));
     return std::string(image ? "The image" : "The figure") + " is larger than " + mib(r.limit) + ".";
@@ -262,7 +266,7 @@ std::string describe(const ThemeRun& r) {
   if (o == "output_rejected")
     return figure ? "The plot's figure file is not a regular file." : "The plot's image is not a regular PNG file.";
   if (o == "figure_invalid")
-    return "The figure could not be read as a plotly figure (" + r.figure_code.value_or("figure_invalid") + ").";
+    return "The figure could not be read as a figure (" + r.figure_code.value_or("figure_invalid") + ").";
   if (o == "draw_failed") return "The figure could not be drawn.";
   if (o == "no_webgl") return "The figure needs WebGL, which is not available here.";
   if (o == "renderer_error") return "The figure renderer failed (" + r.figure_code.value_or("unknown") + ").";

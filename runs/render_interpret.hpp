@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "runs/runtime.hpp"
 #include "sandbox/job.hpp"
 
 namespace plotq::sandbox {
@@ -28,7 +29,7 @@ inline constexpr int kCanvasTolerancePx = 16;
 struct RenderRequest {
   std::string job_id;
   std::string source;   // the plot file
-  std::string library;  // matplotlib | seaborn | plotly (bokeh: runtime_unavailable)
+  std::string library;  // a name of runs/libraries.hpp's table
   std::vector<std::string> themes;  // 1..2 of light|dark, distinct
   double timeout_s = 60;
   std::string data_csv;  // written as data.csv next to plot.py when not empty
@@ -48,6 +49,9 @@ struct ThemeRun {
   bool timed_out = false;
   std::optional<std::string> png;  // bytes, only when outcome == ok
   int width = 0, height = 0;       // from the PNG header when a PNG was read
+  // With the PNG: "exact" (within kCanvasTolerancePx of 3200x1800 or 2400x2400) or "off" (plot
+  // mode: any other size is still a render; the catalogue's review judges drift, not plotq).
+  std::string canvas;
   std::optional<std::string> error_class;
   std::optional<int> error_line;
   std::optional<std::string> refusal_rule;  // guard_refused: the guard's rule
@@ -66,11 +70,13 @@ struct RenderResult {
   std::map<std::string, ThemeRun> outputs;  // by theme
 };
 
-// What a renderer can serve here: "ok", or "runtime_unavailable" (no Chromium/plotly.js for plotly,
-// bokeh always), or "invalid_library".
-std::string render_support(const std::string& library, const sandbox::FigureRenderer* figures);
+// What a renderer can serve here (runs/libraries.hpp: library_support): "ok", "invalid_library"
+// (not in the table), or "runtime_unavailable" (a package the runtime's manifest does not list, an
+// unknown runtime, or a figure-mode library without a working figure renderer).
+std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures);
 
-// "plot" for matplotlib/seaborn, "figure" for plotly.
+// The library's mode from the table: "plot" (matplotlib, seaborn, plotnine, altair, pygal,
+// lets-plot) or "figure" (plotly, bokeh); "plot" for a name not in it (refused before it runs).
 std::string render_mode(const std::string& library);
 // "" when the request is well formed, else why not (job id, source, themes, timeout, data).
 std::string validate_render_request(const RenderRequest& request);
@@ -94,5 +100,7 @@ std::string render_output_name(const std::string& mode, const std::string& theme
 std::optional<std::pair<int, int>> png_size(const std::string& bytes);
 // 3200x1800 or 2400x2400 within kCanvasTolerancePx.
 bool canvas_ok(int width, int height);
+// "exact" when canvas_ok, else "off".
+std::string canvas_of(int width, int height);
 
 }  // namespace plotq::runs

@@ -272,6 +272,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     }
     current.width = size->first;
     current.height = size->second;
+    // Figure mode stays exact: the renderer sets the canvas itself, so another size is its failure.
     if (!canvas_ok(current.width, current.height)) {
       current.outcome = "canvas_size";
       current.measured = current.width;
@@ -279,6 +280,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       return draw_finished();
     }
     current.png = std::move(rd.data);
+    current.canvas = "exact";
     current.outcome = "ok";
     draw_finished();
   }
@@ -345,8 +347,9 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
 }  // namespace detail
 
 Renderer::Renderer(asio::io_context& io, sandbox::Launcher& launcher, sandbox::FigureRenderer* figures,
-                   RenderConfig config)
+                   RenderConfig config, std::shared_ptr<const Runtime> runtime)
     : io_(io), launcher_(launcher), figures_(figures),
+      runtime_(runtime ? std::move(runtime) : std::make_shared<const Runtime>(read_runtime(launcher.config().python))),
       shared_(std::make_shared<detail::RendererShared>(std::move(config))) {
   auto& s = *shared_;
   std::string tmpl = s.config.render_tmp_dir + "/plotq-render-XXXXXX";
@@ -373,7 +376,9 @@ Renderer::~Renderer() {
   }
 }
 
-std::string Renderer::support(const std::string& library) const { return render_support(library, figures_); }
+std::string Renderer::support(const std::string& library) const {
+  return render_support(library, *runtime_, figures_);
+}
 
 RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderResult)> on_done) {
   auto run = std::make_shared<detail::RenderRun>(io_, launcher_, figures_, shared_);
@@ -394,7 +399,7 @@ RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderRe
   // answers at once, no sandbox starts.
   std::string refused;
   if (!validate_render_request(request).empty()) refused = "invalid_request";
-  else if (std::string s = render_support(request.library, figures_); s != "ok") refused = s;
+  else if (std::string s = render_support(request.library, *runtime_, figures_); s != "ok") refused = s;
   run->req = std::move(request);
   shared_->runs[run->id] = run;
   if (!refused.empty()) {

@@ -1,6 +1,7 @@
-// A render: plot code drawn once per theme in the sandbox (plot mode for matplotlib/seaborn,
-// figure mode for plotly: the plot step writes plot-<theme>.json, Chromium draws it). One
-// RenderResult per request, one ThemeRun per theme, the same shape as POST /render's answer.
+// A render: plot code drawn once per theme in the sandbox (plot mode: the PNG is drawn inside it;
+// figure mode for plotly and bokeh: the plot step writes plot-<theme>.json, Chromium draws it). One
+// RenderResult per request, one ThemeRun per theme, the same shape as POST /render's answer
+// (runs/render_interpret.hpp holds those shapes and every pure decision).
 // The caller holds the render slot; themes run one after another inside it. runs/README.md has
 // the outcome vocabulary and the figure-mode split (plot step in the sandbox, drawing on the host).
 #pragma once
@@ -54,9 +55,11 @@ struct RendererShared;
 
 class Renderer {
  public:
-  // figures may be null: plotly then answers runtime_unavailable.
+  // figures may be null: figure-mode libraries then answer runtime_unavailable. runtime: what the
+  // launcher's interpreter holds; null = read its manifest now (read_runtime of the launcher's
+  // python), which a caller making a Renderer per request avoids by passing the one it read.
   Renderer(boost::asio::io_context& io, sandbox::Launcher& launcher, sandbox::FigureRenderer* figures,
-           RenderConfig config = render_config_from_env());
+           RenderConfig config = render_config_from_env(), std::shared_ptr<const Runtime> runtime = nullptr);
   // Cancels what still runs; their on_done is not called.
   ~Renderer();
   Renderer(const Renderer&) = delete;
@@ -65,11 +68,13 @@ class Renderer {
   // inside render()). Call on the io_context's thread.
   RenderHandle render(RenderRequest request, std::function<void(RenderResult)> on_done);
   std::string support(const std::string& library) const;
+  const Runtime& runtime() const { return *runtime_; }
 
  private:
   boost::asio::io_context& io_;
   sandbox::Launcher& launcher_;
   sandbox::FigureRenderer* figures_;
+  std::shared_ptr<const Runtime> runtime_;
   std::shared_ptr<detail::RendererShared> shared_;
 };
 

@@ -9,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "runs/runtime.hpp"
 #include "runs/sweep_bare.hpp"
 #include "runs/sweep_runner.hpp"
 
@@ -23,15 +24,16 @@ namespace plotq::runs {
 
 class Renderer;
 
-// What a sweep can draw on this machine, the same rule in every mode: runs::render_support
-// (matplotlib and seaborn "ok"; plotly "ok" when a figure renderer is available, else
-// "runtime_unavailable"; bokeh "runtime_unavailable", not in Debian; anything else
-// "invalid_library").
-std::string sweep_support(const std::string& library, const sandbox::FigureRenderer* figures);
+// What a sweep can draw on this machine, the same rule in every mode: runs::render_support (the
+// library table against the runtime's manifest; figure-mode libraries need a figure renderer;
+// a name not in the table "invalid_library").
+std::string sweep_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures);
 
-// figures may be null (plotly then answers runtime_unavailable).
+// figures may be null (plotly and bokeh then answer runtime_unavailable). runtime: what
+// config.python holds (read_runtime), the same manifest the sandbox's Renderer checks.
 std::unique_ptr<SweepBackend> make_bare_backend(boost::asio::io_context& io, BareConfig config,
-                                                ClassVocabulary classes, sandbox::FigureRenderer* figures);
+                                                ClassVocabulary classes, sandbox::FigureRenderer* figures,
+                                                Runtime runtime);
 
 // ledger: when not null, one ledger row (kind sweep, user "sweep") per theme drawn. job ids are
 // job_prefix + "-" + a counter.

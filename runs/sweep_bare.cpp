@@ -29,57 +29,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* kShim = R"PY("""plotq sweep, bare mode: runs a plotly file without kaleido and without any guard (the control).
-Like figure mode's redirect (sandbox/harness/figurejson.py), fig.write_image()/fig.show() and
-plotly.io.write_image()/show() write the figure as JSON (plotly's own encoder) to
-plot-<ANYPLOT_THEME>.json, with width/height (when given) written into the layout; the host draws
-it with the figure renderer. Nothing else is changed or refused.
-"""
-import os
+// Bare mode's runner for figure-mode libraries (plotly, bokeh): the harness's own capture module
+// (sandbox/harness/figurecapture.py, the same one figure mode installs, with no guard) writes the
+// figure's JSON to plot-<theme>.json at write_image/show/save/export_png, then plot.py runs as
+// __main__. argv[1] is the harness dir; it leaves sys.path again before the file runs, so the plot
+// imports what it would without the shim.
+const char* kShim = R"PY(import os
 import runpy
 import sys
 
-import plotly.basedatatypes as _bd
-import plotly.io as _pio
-from plotly.io._utils import validate_coerce_fig_to_dict as _to_dict
-from plotly.io.json import to_json_plotly as _to_json
+sys.path.insert(0, sys.argv[1])
+import figurecapture
 
-_TARGET = "plot-%s.json" % os.environ.get("ANYPLOT_THEME", "light")
-
-
-def _write_figure(fig, width=None, height=None, validate=True):
-    figure = _to_dict(fig, validate)
-    layout = figure.get("layout")
-    if not isinstance(layout, dict):
-        layout = {}
-        figure["layout"] = layout
-    if width is not None:
-        layout["width"] = width
-    if height is not None:
-        layout["height"] = height
-    with open(_TARGET, "w", encoding="utf-8") as f:
-        f.write(_to_json(figure))
-
-
-def _write_image(fig, file=None, format=None, scale=None, width=None, height=None, validate=True,
-                 engine="auto"):
-    _write_figure(fig, width, height, validate)
-
-
-def _show(fig, renderer=None, validate=True, **kwargs):
-    _write_figure(fig, kwargs.get("width"), kwargs.get("height"), validate)
-
-
-_bd.BaseFigure.write_image = lambda self, *a, **k: _write_image(self, *a, **k)
-_bd.BaseFigure.show = lambda self, *a, **k: _show(self, *a, **k)
-_pio.write_image = _write_image
-_pio.show = _show
-for _name, _attr, _repl in (("plotly.io._kaleido", "write_image", _write_image),
-                            ("plotly.io._renderers", "show", _show)):
-    _mod = sys.modules.get(_name)
-    if _mod is not None and _attr in vars(_mod):
-        setattr(_mod, _attr, _repl)
-
+sys.path.remove(sys.argv[1])
+with open("plot.py", encoding="utf-8") as _f:
+    figurecapture.install("plot-%s.json" % os.environ.get("ANYPLOT_THEME", "light"), source=_f.read())
 sys.argv = ["plot.py"]
 runpy.run_path("plot.py", run_name="__main__")
 )PY";
@@ -248,12 +212,13 @@ BareConfig bare_config_from_env() {
   BareConfig c;
   c.python = env_string("PLOTQ_PYTHON", c.python);
   c.sweep_tmp_root = env_string("PLOTQ_SWEEP_TMP_ROOT", c.sweep_tmp_root);
+  c.harness_dir = env_string("PLOTQ_HARNESS_DIR", c.harness_dir);
   c.sweep_stderr_keep_bytes = static_cast<std::size_t>(
       env_int("PLOTQ_SWEEP_STDERR_KEEP_BYTES", static_cast<std::int64_t>(c.sweep_stderr_keep_bytes), 1024, 16 << 20));
   return c;
 }
 
-const char* bare_plotly_shim() { return kShim; }
+const char* bare_figure_shim() { return kShim; }
 
 void remove_run_dir(const std::string& dir) {
   if (dir.empty()) return;
@@ -279,6 +244,8 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
     return run;
   }
   std::vector<std::string> argv = {config.python, plotly_shim ? "plotq_bare_shim.py" : "plot.py"};
+  if (plotly_shim)
+    argv.push_back(config.harness_dir.empty() ? project_home() + "/sandbox/harness" : config.harness_dir);
   auto start = Clock::now();
   Spawned s = spawn_captured(argv, child_env(theme), run.dir, 2);
   if (s.pid < 0) {
@@ -310,7 +277,7 @@ std::optional<std::string> read_output(const std::string& dir, const std::string
   return std::nullopt;
 }
 
-void classify_png(const std::string& png, store::SweepResult& row) {
+void classify_png(const std::string& png, store::SweepResult& row, bool exact_canvas) {
   auto size = png_size(png);
   if (!size) {
     set_failure(row, "output_rejected");
@@ -319,7 +286,7 @@ void classify_png(const std::string& png, store::SweepResult& row) {
   }
   row.width = size->first;
   row.height = size->second;
-  if (!canvas_ok(size->first, size->second)) {
+  if (exact_canvas && !canvas_ok(size->first, size->second)) {
     set_failure(row, "canvas_size");
     row.detail = describe_size(size->first, size->second);
     return;
@@ -328,6 +295,7 @@ void classify_png(const std::string& png, store::SweepResult& row) {
   row.reason = "ok";
   row.error_class.reset();
   row.png_bytes = static_cast<std::int64_t>(png.size());
+  row.canvas = canvas_of(size->first, size->second);
 }
 
 void classify_bare(const BareConfig& config, const BareRun& run, const ClassVocabulary& classes,

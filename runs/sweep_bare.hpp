@@ -1,8 +1,11 @@
-// Bare mode: the sweep's control. Each file runs with plain /usr/bin/python3 in a fresh temp dir
-// (plot.py, data.csv beside it if any; env ANYPLOT_THEME and MPLBACKEND=Agg), no sandbox layer.
-// plotly files run through a minimal shim (no guard) that redirects plotly's write_image/show to
-// plot-<theme>.json; the host then draws that JSON with the same Chromium figure renderer as figure
-// mode (sandbox/figure_renderer.hpp). The exception class comes from the last traceback on stderr,
+// Bare mode: the sweep's control. Each file runs with the configured runtime's interpreter
+// (PLOTQ_PYTHON, the venv the sandbox runs) in a fresh process and temp dir (plot.py, data.csv
+// beside it if any; env ANYPLOT_THEME and MPLBACKEND=Agg), no sandbox layer and none of the
+// sandbox's rules: a PNG of any size is a render. plotly and bokeh files run through a small
+// runner that installs the harness's figurecapture.py (no guard), which writes the figure's JSON
+// to plot-<theme>.json at write_image/show/save/export_png; the host then draws that JSON with the
+// same Chromium figure renderer as figure mode (sandbox/figure_renderer.hpp), whose canvas is
+// exact in both modes. The exception class comes from the last traceback on stderr,
 // mapped into the harness's class vocabulary so that both modes name classes alike.
 #pragma once
 #include <atomic>
@@ -18,6 +21,9 @@ namespace plotq::runs {
 struct BareConfig {
   std::string python = PLOTQ_DEFAULT_PYTHON;  // PLOTQ_PYTHON (the sandbox's interpreter setting)
   std::string sweep_tmp_root = "/tmp";        // PLOTQ_SWEEP_TMP_ROOT: a fresh dir per file and theme
+  // The sandbox's harness dir (PLOTQ_HARNESS_DIR; "" = <PLOTQ_HOME>/sandbox/harness): figure-mode
+  // files import its figurecapture.py, the capture figure mode uses.
+  std::string harness_dir;
   std::size_t sweep_stderr_keep_bytes = 65536;  // PLOTQ_SWEEP_STDERR_KEEP_BYTES: stderr tail kept for the class
   std::size_t max_png_bytes = kMaxPngBytes;     // same cap as the render path (10 MiB)
 };
@@ -45,8 +51,8 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
 
 // The row for a Python step that ended (no figure step), in plot mode's terms: timeout, crashed
 // (a signal), plot_error with the traceback's class, plot_exit (a non-zero exit without a
-// traceback: sys.exit(3)), or the PNG's checks (no_output, output_rejected, output_too_large,
-// canvas_size).
+// traceback: sys.exit(3)), or the PNG's checks (no_output, output_rejected, output_too_large; any
+// size renders, with its canvas).
 void classify_bare(const BareConfig& config, const BareRun& run, const ClassVocabulary& classes,
                    const std::string& png_name, store::SweepResult& row);
 
@@ -55,9 +61,10 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
 std::optional<std::string> read_output(const std::string& dir, const std::string& name, std::size_t cap,
                                        std::string& reason);
 
-// The row for a PNG that came back (from Python or from the figure renderer): render, or
-// canvas_size / output_rejected (not a PNG).
-void classify_png(const std::string& png, store::SweepResult& row);
+// The row for a PNG that came back: render with its canvas (exact | off), or output_rejected (not a
+// PNG). exact_canvas (the figure renderer's PNG, which sets the canvas itself): another size is
+// canvas_size, as in figure mode.
+void classify_png(const std::string& png, store::SweepResult& row, bool exact_canvas = false);
 
 void remove_run_dir(const std::string& dir);
 
@@ -65,7 +72,8 @@ void remove_run_dir(const std::string& dir);
 // map. Throws std::runtime_error when it cannot (no harness, python fails).
 ClassVocabulary load_class_vocabulary(const std::string& python, const std::string& harness_dir);
 
-// The shim's source (written as plotq_bare_shim.py into the run dir of a plotly file).
-const char* bare_plotly_shim();
+// The runner's source (written as plotq_bare_shim.py into the run dir of a plotly or bokeh file,
+// run with the harness dir as its argument).
+const char* bare_figure_shim();
 
 }  // namespace plotq::runs

@@ -14,8 +14,8 @@
 
 namespace plotq::runs {
 
-std::string sweep_support(const std::string& library, const sandbox::FigureRenderer* figures) {
-  return render_support(library, figures);  // the render path's own rule, so both modes agree
+std::string sweep_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
+  return render_support(library, runtime, figures);  // the render path's own rule, so both modes agree
 }
 
 namespace {
@@ -23,8 +23,9 @@ namespace {
 class BareBackend : public SweepBackend {
  public:
   BareBackend(boost::asio::io_context& io, BareConfig config, ClassVocabulary classes,
-              sandbox::FigureRenderer* figures)
-      : io_(io), config_(std::move(config)), classes_(std::move(classes)), figures_(figures) {}
+              sandbox::FigureRenderer* figures, Runtime runtime)
+      : io_(io), config_(std::move(config)), classes_(std::move(classes)), figures_(figures),
+        runtime_(std::move(runtime)) {}
 
   ~BareBackend() override {
     stop_ = true;
@@ -32,12 +33,13 @@ class BareBackend : public SweepBackend {
       if (t.joinable()) t.join();
   }
 
-  std::string support(const std::string& library) override { return sweep_support(library, figures_); }
+  std::string support(const std::string& library) override { return sweep_support(library, runtime_, figures_); }
 
   void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(FileOutcome)> done) override {
     std::uint64_t id = next_id_++;
-    bool plotly = task.file.library == "plotly";
+    // Figure-mode libraries: the Python step writes the figure's JSON, the host draws it.
+    bool plotly = render_mode(task.file.library) == "figure";
     // The loop must not run out of work while the thread runs: the guard goes with the result.
     auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
         io_.get_executor());
@@ -153,7 +155,7 @@ class BareBackend : public SweepBackend {
                          std::string reason;
                          auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);
                          if (!png) set_failure(row, reason);
-                         else classify_png(*png, row);
+                         else classify_png(*png, row, true);  // figure mode's exact canvas
                        }
                        p->rows.push_back(std::move(row));
                        figure_step(p, i + 1);
@@ -171,6 +173,7 @@ class BareBackend : public SweepBackend {
   BareConfig config_;
   ClassVocabulary classes_;
   sandbox::FigureRenderer* figures_;
+  Runtime runtime_;
   std::atomic<bool> stop_{false};
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, std::thread> threads_;
@@ -179,8 +182,9 @@ class BareBackend : public SweepBackend {
 }  // namespace
 
 std::unique_ptr<SweepBackend> make_bare_backend(boost::asio::io_context& io, BareConfig config,
-                                                ClassVocabulary classes, sandbox::FigureRenderer* figures) {
-  return std::make_unique<BareBackend>(io, std::move(config), std::move(classes), figures);
+                                                ClassVocabulary classes, sandbox::FigureRenderer* figures,
+                                                Runtime runtime) {
+  return std::make_unique<BareBackend>(io, std::move(config), std::move(classes), figures, std::move(runtime));
 }
 
 }  // namespace plotq::runs

@@ -10,7 +10,8 @@
 #include <stdexcept>
 
 #include "common/sha256.hpp"
-#include "runs/render_job.hpp"
+#include "runs/libraries.hpp"
+#include "runs/render_interpret.hpp"
 
 namespace plotq::runs {
 namespace fs = std::filesystem;
@@ -51,7 +52,9 @@ std::optional<std::string> read_capped(const std::string& path, std::size_t cap,
 std::string library_of(const std::string& rel_path) {
   std::string name = rel_path.substr(rel_path.find_last_of('/') + 1);
   auto dot = name.find_last_of('.');
-  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  std::string stem = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  const Library* l = library_for_stem(stem);
+  return l ? std::string(l->name) : stem;  // a stem no library has stays: it answers invalid_library
 }
 
 std::vector<SweepFile> find_sweep_files(const std::string& root, const std::string& glob,
@@ -71,7 +74,11 @@ std::vector<SweepFile> find_sweep_files(const std::string& root, const std::stri
     std::string rel = e.path().lexically_relative(base).generic_string();
     if (::fnmatch(glob.c_str(), rel.c_str(), FNM_PATHNAME) != 0) continue;
     SweepFile f{rel, e.path().string(), library_of(rel)};
-    if (!libraries.empty() && std::find(libraries.begin(), libraries.end(), f.library) == libraries.end()) continue;
+    if (!libraries.empty() && std::none_of(libraries.begin(), libraries.end(), [&](const std::string& want) {
+          const Library* l = library_for_stem(want);  // --library letsplot or lets-plot
+          return want == f.library || (l && l->name == f.library);
+        }))
+      continue;
     out.push_back(std::move(f));
   }
   std::sort(out.begin(), out.end(), [](const SweepFile& a, const SweepFile& b) { return a.rel_path < b.rel_path; });

@@ -1,7 +1,8 @@
 // Which files a sweep draws: every regular file under a root whose path relative to the root
 // matches a glob (fnmatch with FNM_PATHNAME: `*` never crosses a '/'), optionally only some
-// libraries, in path order. The library is the file's stem, as in anyplot's layout
-// plots/<spec>/implementations/python/<library>.py. A file's task carries its bytes, sha256 and
+// libraries, in path order. The library comes from the file's stem, as in anyplot's layout
+// plots/<spec>/implementations/python/<stem>.py, through runs/libraries.hpp's table (letsplot.py is
+// lets-plot; a stem no library has is kept as it is and answers invalid_library). A file's task carries its bytes, sha256 and
 // the data.csv found beside it, if any.
 #pragma once
 #include <cstddef>
@@ -18,11 +19,12 @@ inline constexpr std::size_t kMaxSweepFileBytes = 4u << 20;
 struct SweepFile {
   std::string rel_path;  // relative to the root, '/'-separated
   std::string abs_path;
-  std::string library;   // the file's stem
+  std::string library;   // the library its stem names (library_of)
 };
 
 // Throws std::runtime_error when root is not a readable directory. Symlinks are not followed
-// (neither directories nor files): a catalogue is plain files. libraries empty = all.
+// (neither directories nor files): a catalogue is plain files. libraries empty = all; a library
+// is named by its name or its file stem (lets-plot or letsplot).
 std::vector<SweepFile> find_sweep_files(const std::string& root, const std::string& glob,
                                         const std::vector<std::string>& libraries);
 

@@ -54,6 +54,7 @@ void set_failure(store::SweepResult& row, const std::string& reason, std::option
   row.reason = clean_reason(reason);
   if (row.reason == "ok") row.reason = "unknown";  // a failure is never "ok"
   row.error_class.reset();
+  row.canvas.reset();
   if (row.reason == "plot_error") {
     std::string c = error_class.value_or("unlisted");
     if (c.empty() || c.size() > 128) c = "unlisted";
@@ -79,6 +80,7 @@ void apply_theme_run(const ThemeRun& run, store::SweepResult& row) {
     row.reason = "ok";
     row.error_class.reset();
     row.png_bytes = static_cast<std::int64_t>(run.png->size());
+    row.canvas = run.canvas.empty() ? canvas_of(run.width, run.height) : run.canvas;
     return;
   }
   set_failure(row, run.outcome == "ok" ? "no_output" : run.outcome, run.error_class);

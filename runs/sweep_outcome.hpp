@@ -1,6 +1,7 @@
 // The sweep's outcome model, identical in every mode so that `plotq sweep diff` of a bare and a
 // sandboxed sweep compares like with like. Per file and theme:
-//   outcome       render (exit 0 and a PNG on the canvas) | fail
+//   outcome       render (exit 0 and a PNG, of any size) | fail
+//   canvas        renders: exact (3200x1800 or 2400x2400 within 16 px) | off
 //   reason        ok | the render path's fixed reason (plot_error, no_output, canvas_size, timeout,
 //                 memory, guard_refused, figure_invalid, draw_failed, runtime_unavailable, ...)
 //   error_class   for plot_error: the exception class in the harness's vocabulary

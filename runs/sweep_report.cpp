@@ -11,6 +11,8 @@
 namespace plotq::runs {
 namespace {
 
+constexpr std::size_t kOffSizesShown = 3;
+
 template <class T>
 nlohmann::json opt(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
@@ -24,8 +26,28 @@ nlohmann::json sweep_head(const store::Sweep& s, const std::vector<store::SweepR
           {"server_url", opt(s.server_url)},
           {"state", s.state},
           {"files_done", files.size()},
-          {"files_total", s.files_total}};
+          {"files_total", s.files_total},
+          {"runtime_id", opt(s.runtime_id)},
+          {"plotq_version", s.plotq_version}};
 }
+
+// Two sweeps ran on different runtimes; an unknown id on either side counts as a change (nothing
+// says they were the same).
+bool runtime_changed(const store::Sweep& a, const store::Sweep& b) {
+  return !a.runtime_id || !b.runtime_id || *a.runtime_id != *b.runtime_id;
+}
+
+}  // namespace
+
+std::string diff_cause(bool hash_changed, const store::Sweep& a, const store::Sweep& b) {
+  if (hash_changed) return "file";
+  if (runtime_changed(a, b)) return "runtime";
+  if (a.mode != b.mode) return "mode";
+  if (a.plotq_version != b.plotq_version) return "plotq";
+  return "unexplained";
+}
+
+namespace {
 
 nlohmann::json side(const store::SweepResult& r) {
   return {{"outcome", r.outcome}, {"reason", r.reason}, {"reason_class", r.reason_class}, {"sha256", r.sha256}};
@@ -37,7 +59,8 @@ nlohmann::json sweep_report(const store::Sweep& s, const std::vector<store::Swee
   std::map<std::string, bool> file_all_render;  // path -> every theme rendered
   struct Lib {
     std::set<std::string> files;
-    std::size_t render = 0, fail = 0;
+    std::size_t render = 0, fail = 0, off = 0;
+    std::map<std::string, std::size_t> off_sizes;  // "WxH" -> rows
   };
   std::map<std::string, Lib> libs;
   struct Reason {
@@ -46,7 +69,7 @@ nlohmann::json sweep_report(const store::Sweep& s, const std::vector<store::Swee
     std::set<std::string> files;
   };
   std::map<std::string, Reason> reasons;
-  std::size_t render = 0, fail = 0;
+  std::size_t render = 0, fail = 0, off = 0;
   double wall = 0, cpu = 0, rss = 0;
   for (const auto& r : rows) {
     bool ok = r.outcome == "render";
@@ -56,6 +79,11 @@ nlohmann::json sweep_report(const store::Sweep& s, const std::vector<store::Swee
     l.files.insert(r.path);
     (ok ? l.render : l.fail) += 1;
     (ok ? render : fail) += 1;
+    if (ok && r.canvas == "off") {
+      ++l.off;
+      ++off;
+      ++l.off_sizes[std::to_string(r.width.value_or(0)) + "x" + std::to_string(r.height.value_or(0))];
+    }
     if (!ok) {
       Reason& why = reasons[r.reason_class];
       why.reason = r.reason;
@@ -70,8 +98,21 @@ nlohmann::json sweep_report(const store::Sweep& s, const std::vector<store::Swee
   for (const auto& [p, ok] : file_all_render) all_render += ok ? 1 : 0;
 
   nlohmann::json by_library = nlohmann::json::array();
-  for (const auto& [name, l] : libs)
-    by_library.push_back({{"library", name}, {"files", l.files.size()}, {"render", l.render}, {"fail", l.fail}});
+  for (const auto& [name, l] : libs) {
+    // The drift: renders off the canvas and their most common sizes.
+    std::vector<std::pair<std::string, std::size_t>> sizes(l.off_sizes.begin(), l.off_sizes.end());
+    std::stable_sort(sizes.begin(), sizes.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    nlohmann::json top = nlohmann::json::array();
+    for (std::size_t i = 0; i < sizes.size() && i < kOffSizesShown; ++i)
+      top.push_back({{"size", sizes[i].first}, {"rows", sizes[i].second}});
+    by_library.push_back({{"library", name},
+                          {"files", l.files.size()},
+                          {"render", l.render},
+                          {"fail", l.fail},
+                          {"canvas_exact", l.render - l.off},
+                          {"canvas_off", l.off},
+                          {"off_sizes", top}});
+  }
 
   std::vector<std::pair<std::string, Reason>> sorted(reasons.begin(), reasons.end());
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second.rows > y.second.rows; });
@@ -110,7 +151,8 @@ nlohmann::json sweep_report(const store::Sweep& s, const std::vector<store::Swee
           {"finished_at", s.finished_at ? nlohmann::json(store::iso_utc(*s.finished_at)) : nlohmann::json()},
           {"files", {{"total", s.files_total}, {"done", file_all_render.size()}, {"all_render", all_render}}},
           {"rows", rows.size()},
-          {"outcomes", {{"render", render}, {"fail", fail}}},
+          {"outcomes", {{"render", render}, {"fail", fail}, {"canvas_off", off}}},
+          {"runtime_id", opt(s.runtime_id)},
           {"by_library", by_library},
           {"by_reason", by_reason},
           {"slowest", slow},
@@ -147,15 +189,18 @@ nlohmann::json sweep_diff(const store::Sweep& a, const std::vector<store::SweepR
     } else {
       kind = ra ? "only_a" : "only_b";
     }
+    bool hash_changed = ra && rb && ra->sha256 != rb->sha256;
     diffs.push_back({{"path", k.first},
                      {"theme", k.second},
                      {"kind", kind},
-                     {"hash_changed", ra && rb && ra->sha256 != rb->sha256},
+                     {"hash_changed", hash_changed},
+                     {"cause", ra && rb ? diff_cause(hash_changed, a, b) : "file_set"},
                      {"a", ra ? side(*ra) : nlohmann::json()},
                      {"b", rb ? side(*rb) : nlohmann::json()}});
   }
   return {{"a", sweep_head(a, rows_a)},
           {"b", sweep_head(b, rows_b)},
+          {"runtime_changed", runtime_changed(a, b)},
           {"compared", compared},
           {"count", diffs.size()},
           {"differences", diffs}};

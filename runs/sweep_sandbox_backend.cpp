@@ -1,5 +1,5 @@
 // Sandbox mode's backend: each file is one RenderRequest through runs::Renderer, the in-process
-// path of POST /render (plot mode for matplotlib/seaborn, figure mode for plotly), and each theme
+// path of POST /render (plot or figure mode by the library table), and each theme
 // drawn is a ledger row of kind sweep.
 #include <map>
 
@@ -68,8 +68,8 @@ class SandboxBackend : public SweepBackend {
  private:
   void book(const std::string& job_id, const ThemeRun& run) {
     try {
-      store::ledger::insert(*ledger_, ledger_row(RunWho{job_id, "sweep", std::nullopt, std::nullopt},
-                                                 store::RunKind::sweep, run.job, run.outcome, 0, run.theme));
+      RunWho who{job_id, "sweep", std::nullopt, std::nullopt, runtime_id(renderer_.runtime())};
+      store::ledger::insert(*ledger_, ledger_row(who, store::RunKind::sweep, run.job, run.outcome, 0, run.theme));
     } catch (const std::exception& e) {
       log_event("ledger_write_failed", {{"job_id", job_id}, {"error", typeid(e).name()}});
     }

@@ -2,6 +2,7 @@
 // server/routes_NAME.cpp with `void register_NAME_routes(App&)` and adds one call in server/routes.cpp.
 #pragma once
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "server/auth.hpp"
@@ -22,6 +23,9 @@ namespace plotq::sandbox {
 class Launcher;
 class FigureRenderer;
 }
+namespace plotq::runs {
+struct Runtime;
+}
 
 namespace plotq::server {
 
@@ -41,6 +45,11 @@ struct App {
   // stop admitting work, cancel or finish what runs.
   void on_shutdown(std::function<void()> hook) { shutdown_hooks.push_back(std::move(hook)); }
   std::vector<std::function<void()>> shutdown_hooks;
+
+  // The sandbox runtime's identity (runs/runtime.hpp), read once at start from the manifest beside
+  // the configured interpreter: GET /status shows it, every ledger row records its id, and a
+  // library is served only when the runtime holds its packages. Never null.
+  std::shared_ptr<const runs::Runtime> runtime;
 };
 
 // All routes of plotqd (server/routes.cpp calls each module's register function).

@@ -13,6 +13,7 @@
 
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
+#include "runs/runtime.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
 #include "sandbox/layers.hpp"
@@ -151,8 +152,15 @@ int run(int argc, char** argv) {
     log_event("figures_unavailable", {{"reason", figures->unavailable_reason()}});
     figures.reset();
   }
+  // What the sandbox's interpreter holds: a runtime without its manifest serves no library
+  // (runtime_unavailable) but plotqd still starts, so /status can say why.
+  auto runtime = std::make_shared<const runs::Runtime>(runs::read_runtime(cfg.sandbox.python));
+  if (runtime->known())
+    log_event("runtime", {{"id", runtime->id}, {"python", runtime->python}, {"packages", runtime->packages.size()}});
+  else
+    log_event("runtime_unknown", {{"error", runtime->error}, {"manifest", runtime->manifest}});
   JobRegistry jobs;
-  App app{ioc, cfg, router, callers, health, *db, render_queue, *launcher, figures.get(), jobs, {}};
+  App app{ioc, cfg, router, callers, health, *db, render_queue, *launcher, figures.get(), jobs, {}, runtime};
   register_routes(app);
   health.add("sandbox", [&l = *launcher] {
     return HealthPart{l.ready(), {{"layers", sandbox::to_json(l.layers())}}};

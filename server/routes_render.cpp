@@ -11,6 +11,7 @@
 #include "runs/data_runner.hpp"
 #include "runs/ledger_row.hpp"
 #include "runs/render_job.hpp"
+#include "runs/runtime.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
 #include "server/app.hpp"
@@ -50,6 +51,8 @@ nlohmann::json theme_json(const runs::ThemeRun& t) {
       {"png_base64", t.png ? nlohmann::json(base64_encode(*t.png)) : nlohmann::json(nullptr)},
       {"width", t.png ? nlohmann::json(t.width) : nlohmann::json(nullptr)},
       {"height", t.png ? nlohmann::json(t.height) : nlohmann::json(nullptr)},
+      // "exact" (3200x1800 or 2400x2400 within 16 px) or "off": any PNG the plot drew is a render.
+      {"canvas", t.png && !t.canvas.empty() ? nlohmann::json(t.canvas) : nlohmann::json(nullptr)},
       {"stderr_tail", t.message},
       {"wall_s", round3(t.wall_s)},
       {"attempts", std::max(1, t.attempts)},
@@ -99,20 +102,21 @@ void register_render_routes(App& app) {
       return res->send_error("invalid_job");
 
     const std::string kind = store::idempotency::kind_for_themes(themes);
-    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt};
-    // A runtime this machine lacks answers before any sandbox starts (and is still a ledger row).
-    std::string support = runs::render_support(*library, app.figures);
+    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime)};
+    // A library plotq does not render (invalid_library, 422) or one this runtime lacks
+    // (runtime_unavailable, 503) answers before any sandbox starts, and is still a ledger row.
+    std::string support = runs::render_support(*library, *app.runtime, app.figures);
     if (support != "ok") {
       runs::RenderResult refused;
       for (const auto& t : themes) {
         runs::ThemeRun run;
         run.theme = t;
-        run.outcome = support == "invalid_library" ? "invalid_job" : support;
+        run.outcome = support;
         run.job.attempts = 0;
         refused.outputs[t] = run;
       }
       runs::book_render_rows(app.db, who, refused, 0);
-      return res->send_error(support == "invalid_library" ? "invalid_job" : "runtime_unavailable");
+      return res->send_error(support);
     }
 
     auto job = jobs::claim(app, res, *job_id, kind, *body, "render_joined");
@@ -165,7 +169,8 @@ void register_render_routes(App& app) {
       r->lease = std::move(lease);
       r->running = true;
       double slot_wait = seconds_since(started);
-      r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures);
+      r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, runs::render_config_from_env(),
+                                                     app.runtime);
       r->handle = r->renderer->render(std::move(rr), [&app, weak_run, weak_job, who, slot_wait,
                                                       started](runs::RenderResult result) {
         if (auto rr2 = weak_run.lock()) {
@@ -233,6 +238,8 @@ void register_render_routes(App& app) {
                             {"mem_available_mb", opt(runs::mem_available_mb())},
                             {"sandbox", app.launcher.ready()},
                             {"figures", app.figures != nullptr},
+                            // The runtime's id and each package's version (runtime/venv/plotq-runtime.json).
+                            {"runtime", runs::runtime_json(*app.runtime)},
                         });
   });
 }

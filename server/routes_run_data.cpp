@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/data_runner.hpp"
+#include "runs/runtime.hpp"
 #include "server/app.hpp"
 #include "server/job_claim.hpp"
 #include "server/job_registry.hpp"
@@ -66,7 +67,7 @@ void register_run_data_routes(App& app) {
     auto job = jobs::claim(app, res, *job_id, "data", *body, "run_data_joined");
     if (!job) return;
     auto started = Clock::now();
-    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt};
+    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime)};
 
     // Per-run state, owned by the registry entry; callbacks hold weak references only.
     struct Run {

@@ -4,6 +4,7 @@
 // dataset{...} -> message -> done. Every sentence is plotq's own, never the snippet's output.
 #include "common/log.hpp"
 #include "runs/data_runner.hpp"
+#include "runs/runtime.hpp"
 #include "server/dataset_json.hpp"
 #include "server/turn_service.hpp"
 #include "store/datasets.hpp"
@@ -68,7 +69,8 @@ void data_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::DataR
 
 void run_data_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnAction& action) {
   if (t->data_runs >= s.cfg.data_runs_per_turn) return s.refuse(t, "turn_run_limit");
-  runs::RunWho who{t->id + "-data-" + std::to_string(t->data_runs + 1), t->user, t->session_id, t->id};
+  runs::RunWho who{t->id + "-data-" + std::to_string(t->data_runs + 1), t->user, t->session_id, t->id,
+                   runs::runtime_id(*s.app.runtime)};
   if (auto code = book_run(s.app.db, s.cfg, t->user, store::TurnAction::data, store::now_unix())) {
     s.ledger_refused(who, store::RunKind::data, *code);
     return s.refuse(t, *code);

@@ -5,6 +5,7 @@
 // answers error{unsupported}.
 #include "common/log.hpp"
 #include "runs/render_job.hpp"
+#include "runs/runtime.hpp"
 #include "server/turn_plots.hpp"
 #include "server/turn_service.hpp"
 #include "store/datasets.hpp"
@@ -52,7 +53,7 @@ void render_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::Run
     const runs::ThemeRun& r = it->second;
     if (r.outcome == "ok" && r.png) {
       plots::put(s.app.db, t->id, theme, *r.png, r.width, r.height, now);
-      shown[theme] = {{"width", r.width}, {"height", r.height}, {"url", plot_url(*t, theme)}};
+      shown[theme] = {{"width", r.width}, {"height", r.height}, {"canvas", r.canvas}, {"url", plot_url(*t, theme)}};
     } else {
       cancelled = cancelled || r.outcome == "cancelled";
       if (!failed) failed = &r;
@@ -82,12 +83,17 @@ void render_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::Run
 }  // namespace
 
 std::unique_ptr<runs::Renderer> make_renderer(App& app) {
-  return std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures);
+  return std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, runs::render_config_from_env(),
+                                          app.runtime);
 }
 
 void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnAction& action) {
-  if (!s.renderer || runs::render_support(action.library, s.app.figures) != "ok") return s.fail(t, "unsupported");
-  runs::RunWho who{t->id + "-plot", t->user, t->session_id, t->id};
+  if (!s.renderer) return s.fail(t, "unsupported");
+  // The wire model took only names of the library table; a library this runtime lacks (or a
+  // figure library without Chromium) ends the turn with error{runtime_unavailable}.
+  if (std::string support = runs::render_support(action.library, *s.app.runtime, s.app.figures); support != "ok")
+    return s.fail(t, support);
+  runs::RunWho who{t->id + "-plot", t->user, t->session_id, t->id, runs::runtime_id(*s.app.runtime)};
   if (auto code = book_run(s.app.db, s.cfg, t->user, store::TurnAction::plot, store::now_unix())) {
     s.ledger_refused(who, store::RunKind::render, *code);
     return s.refuse(t, *code);

@@ -1,5 +1,6 @@
 #include "server/turn_wire.hpp"
 
+#include "runs/libraries.hpp"
 #include "server/wire.hpp"
 #include "table/parse.hpp"
 
@@ -63,8 +64,7 @@ ParsedMessage parse_message(std::string_view body, const TurnConfig& c) {
       auto code = text_of(*a, "code");
       auto library = text_of(*a, "library");
       if (!code || code->empty() || !library) return fail("invalid_job");
-      if (*library != "matplotlib" && *library != "seaborn" && *library != "plotly" && *library != "bokeh")
-        return fail("invalid_job");
+      if (!runs::find_library(*library)) return fail("invalid_job");  // one of the eight of runs/libraries.hpp
       auto th = a->find("themes");
       if (th == a->end() || !th->is_array() || th->empty() || th->size() > 2) return fail("invalid_job");
       for (const auto& t : *th) {

@@ -17,7 +17,7 @@ struct TurnAction {
   store::TurnAction kind = store::TurnAction::none;
   std::string code;
   std::string source_language;      // data
-  std::string library;              // plot: matplotlib | seaborn | plotly | bokeh
+  std::string library;              // plot: a name of runs/libraries.hpp's table
   std::vector<std::string> themes;  // plot: 1..2 distinct of light | dark
 };
 

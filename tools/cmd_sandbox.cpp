@@ -1,6 +1,7 @@
 // plotq sandbox check | run: the operator's view of the sandbox (sandbox/README.md).
 //   plotq sandbox check
-//       prints the active layers as JSON; exit 1 when a required layer is missing.
+//       prints the active layers and the runtime (its id and each package's version) as JSON;
+//       exit 1 when a required layer is missing or the runtime's manifest cannot be read.
 //   plotq sandbox run FILE [--mode raw|data|plot] [--timeout S] [--cold] [--theme light|dark]
 //                          [--save DIR]
 //       runs FILE through the launcher and prints the JobResult as one JSON object; exit 0 only
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.hpp"
+#include "runs/runtime.hpp"
 #include "sandbox/cgroup.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/launcher.hpp"
@@ -39,8 +41,11 @@ int sandbox_check() {
   if (config.sandbox_cgroup) cg = sandbox::setup_cgroups(config.cgroup_parent);
   sandbox::LayerReport report = sandbox::probe_layers(config, cg);
   sandbox::teardown_cgroups(cg);
-  std::printf("%s\n", sandbox::to_json(report).dump(2).c_str());
-  return report.ok() ? 0 : 1;
+  nlohmann::json j = sandbox::to_json(report);
+  runs::Runtime runtime = runs::read_runtime(config.python);
+  j["runtime"] = runs::runtime_json(runtime);
+  std::printf("%s\n", j.dump(2).c_str());
+  return report.ok() && runtime.known() ? 0 : 1;
 }
 
 int sandbox_run(Args args) {

@@ -32,7 +32,9 @@
 
 #include "common/env.hpp"
 #include "common/log.hpp"
+#include "runs/libraries.hpp"
 #include "runs/render_job.hpp"
+#include "runs/runtime.hpp"
 #include "runs/sweep_backends.hpp"
 #include "runs/sweep_report.hpp"
 #include "runs/sweep_runner.hpp"
@@ -196,6 +198,8 @@ store::SweepResult row_from_answer(const std::string& theme, const nlohmann::jso
     row.outcome = "render";
     row.reason = "ok";
     row.png_bytes = static_cast<std::int64_t>(base64_decoded_size(png));
+    std::string canvas = field<std::string>(out, "canvas").value_or("");
+    row.canvas = canvas == "exact" || canvas == "off" ? canvas : runs::canvas_of(row.width.value_or(0), row.height.value_or(0));
     return row;
   }
   std::optional<std::string> error_class;
@@ -219,11 +223,10 @@ class ServerBackend : public runs::SweepBackend {
       if (t.joinable()) t.join();
   }
 
-  // A library no renderer serves is refused here as in process; whether this server can draw the
-  // others (runtime_unavailable: no Chromium for plotly, bokeh always) it answers itself.
+  // A library not in the table is refused here as in process; whether this server's runtime can
+  // draw the others (runtime_unavailable) it answers itself.
   std::string support(const std::string& library) override {
-    std::string s = runs::render_support(library, nullptr);
-    return s == "invalid_library" ? s : "ok";
+    return runs::find_library(library) ? "ok" : "invalid_library";
   }
 
   void start(const runs::SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
@@ -324,6 +327,20 @@ class ServerBackend : public runs::SweepBackend {
 
 bool pid_alive(std::int64_t pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
+// The runtime a sweep's files run on: the configured interpreter's manifest (bare and sandbox
+// mode run the same one), or what a server's GET /status says it runs. nullopt: unknown.
+std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server) {
+  if (!server) return runs::runtime_id(runs::read_runtime(sandbox::config_from_env().python));
+  HttpResult r = http_call(*server, "GET", "/status", "", 10);
+  nlohmann::json j = r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
+  if (!j.is_object() || !j.contains("runtime") || !j["runtime"].is_object()) return std::nullopt;
+  auto id = field<std::string>(j["runtime"], "id");
+  if (!id || id->size() != 12 || id->find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+  return id;
+}
+
+std::string id_or_unknown(const std::optional<std::string>& id) { return id.value_or("unknown"); }
+
 int sweep_run(const std::string& db_path, Args args) {
   std::string glob = take_option(args, "--glob");
   std::string library = take_option(args, "--library");
@@ -383,6 +400,12 @@ int sweep_run(const std::string& db_path, Args args) {
                    static_cast<long long>(*sweep.pid));
       return 2;
     }
+    // Rows of two runtimes in one sweep could not be told apart: a changed runtime is a new sweep.
+    if (auto now_id = sweep_runtime_id(sweep.server_url); now_id != sweep.runtime_id) {
+      std::fprintf(stderr, "plotq sweep: the runtime changed (%s, sweep %s ran on %s): start a new sweep\n",
+                   id_or_unknown(now_id).c_str(), sweep.label.c_str(), id_or_unknown(sweep.runtime_id).c_str());
+      return 2;
+    }
     finished = store::sweeps::finished_paths(*db, sweep.id);
     if (jobs_opt.empty()) jobs = sweep.jobs;
   } else {
@@ -428,6 +451,7 @@ int sweep_run(const std::string& db_path, Args args) {
     sweep.jobs = jobs;
     sweep.pid = ::getpid();
     sweep.plotq_version = PLOTQ_VERSION;
+    sweep.runtime_id = sweep_runtime_id(sweep.server_url);
   }
 
   std::vector<runs::SweepFile> files;
@@ -457,9 +481,12 @@ int sweep_run(const std::string& db_path, Args args) {
   std::unique_ptr<sandbox::Launcher> launcher;
   std::unique_ptr<runs::Renderer> renderer;
   std::unique_ptr<runs::SweepBackend> backend;
-  // Chromium only when a pending file needs it (its start costs a second or two).
-  const auto plotly_files = static_cast<std::size_t>(
-      std::count_if(pending.begin(), pending.end(), [](const runs::SweepFile& f) { return f.library == "plotly"; }));
+  // Chromium only when a pending file needs it (its start costs a second or two): the figure-mode
+  // libraries of the table (plotly, bokeh).
+  auto figure_file = [](const runs::SweepFile& f) {
+    return runs::find_library(f.library) && runs::render_mode(f.library) == "figure";
+  };
+  const auto plotly_files = static_cast<std::size_t>(std::count_if(pending.begin(), pending.end(), figure_file));
   const bool any_plotly = plotly_files > 0;
   const std::size_t figure_renders = themes.size() * plotly_files;
   // now = false: made, but Chromium starts later (the warm-up chain below) or on the first figure.
@@ -477,7 +504,7 @@ int sweep_run(const std::string& db_path, Args args) {
                                   static_cast<std::uint32_t>(std::min<std::size_t>(figure_renders, kSweepFigureSpares)));
     figures = std::make_unique<sandbox::FigureRenderer>(io, fc);
     if (!figures->available()) {
-      std::fprintf(stderr, "plotq sweep: figure renderer unavailable (%s): plotly files fail as runtime_unavailable\n",
+      std::fprintf(stderr, "plotq sweep: figure renderer unavailable (%s): plotly and bokeh files fail as runtime_unavailable\n",
                    figures->unavailable_reason().c_str());
       figures.reset();
     } else if (now) {
@@ -516,7 +543,7 @@ int sweep_run(const std::string& db_path, Args args) {
       sandbox::Config sc = sandbox::resolved(sandbox::config_from_env());
       runs::ClassVocabulary classes = runs::load_class_vocabulary(bare.python, sc.harness_dir);
       start_figures(true);
-      backend = runs::make_bare_backend(io, bare, std::move(classes), figures.get());
+      backend = runs::make_bare_backend(io, bare, std::move(classes), figures.get(), runs::read_runtime(bare.python));
     } else if (sweep.server_url) {
       backend = std::make_unique<ServerBackend>(io, *sweep.server_url, job_prefix);
     } else {
@@ -549,7 +576,8 @@ int sweep_run(const std::string& db_path, Args args) {
       if (stagger_s <= 0) launcher->prewarm();
       start_figures(stagger_s <= 0);
       warm_modes = sc.warm_modes;
-      renderer = std::make_unique<runs::Renderer>(io, *launcher, figures.get());
+      renderer = std::make_unique<runs::Renderer>(io, *launcher, figures.get(), runs::render_config_from_env(),
+                                                  std::make_shared<const runs::Runtime>(runs::read_runtime(sc.python)));
       backend = runs::make_sandbox_backend(*renderer, db.get(), job_prefix);
     }
   } catch (const std::exception& e) {
@@ -575,7 +603,7 @@ int sweep_run(const std::string& db_path, Args args) {
                            [&](const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows) {
                              progress.file(c, rows);
                              if (sweep.mode == "sandbox" && figures && !figures_stopped && !rows.empty() &&
-                                 rows.front().library == "plotly" && figure_files_left > 0 &&
+                                 runs::render_mode(rows.front().library) == "figure" && figure_files_left > 0 &&
                                  --figure_files_left == 0) {
                                figures_stopped = true;
                                figures->stop();
@@ -700,14 +728,21 @@ int sweep_report_cmd(const std::string& db_path, Args args) {
   std::printf("sweep %s: %s mode%s, %s; %s (glob %s, themes %s%s)\n", s->label.c_str(), s->mode.c_str(),
               s->server_url ? (" via " + *s->server_url).c_str() : "", s->state.c_str(), s->root.c_str(),
               s->glob.c_str(), s->themes.c_str(), s->libraries ? (", libraries " + *s->libraries).c_str() : "");
-  std::printf("files %d of %d recorded, %d render in every theme; rows %d: render %d, fail %d\n\n",
+  std::printf("runtime %s\n", id_or_unknown(s->runtime_id).c_str());
+  std::printf("files %d of %d recorded, %d render in every theme; rows %d: render %d (%d off the canvas), fail %d\n\n",
               r["files"]["done"].get<int>(), r["files"]["total"].get<int>(), r["files"]["all_render"].get<int>(),
-              r["rows"].get<int>(), r["outcomes"]["render"].get<int>(), r["outcomes"]["fail"].get<int>());
+              r["rows"].get<int>(), r["outcomes"]["render"].get<int>(), r["outcomes"]["canvas_off"].get<int>(),
+              r["outcomes"]["fail"].get<int>());
   std::vector<std::vector<std::string>> t;
-  for (const auto& l : r["by_library"])
+  for (const auto& l : r["by_library"]) {
+    std::string sizes;
+    for (const auto& z : l["off_sizes"])
+      sizes += (sizes.empty() ? "" : ", ") + z["size"].get<std::string>() + " x" + std::to_string(z["rows"].get<int>());
     t.push_back({l["library"], std::to_string(l["files"].get<int>()), std::to_string(l["render"].get<int>()),
-                 std::to_string(l["fail"].get<int>())});
-  print_table(stdout, {"LIBRARY", "FILES", "RENDER", "FAIL"}, t);
+                 std::to_string(l["canvas_off"].get<int>()), std::to_string(l["fail"].get<int>()),
+                 sizes.empty() ? "-" : sizes});
+  }
+  print_table(stdout, {"LIBRARY", "FILES", "RENDER", "OFF_CANVAS", "FAIL", "OFF_SIZES"}, t);
   std::printf("\n");
   t.clear();
   for (const auto& w : r["by_reason"])
@@ -755,12 +790,19 @@ int sweep_diff_cmd(const std::string& db_path, Args args) {
     std::string ha = x["a"].is_null() ? "" : x["a"]["sha256"].get<std::string>().substr(0, 12);
     std::string hb = x["b"].is_null() ? "" : x["b"]["sha256"].get<std::string>().substr(0, 12);
     std::string hash = ha.empty() ? hb : hb.empty() ? ha : ha == hb ? ha : ha + " -> " + hb;
-    t.push_back({x["path"], x["theme"], x["kind"], class_cell(x["a"]), class_cell(x["b"]), hash});
+    t.push_back({x["path"], x["theme"], x["kind"], class_cell(x["a"]), class_cell(x["b"]), hash, x["cause"]});
   }
   if (!t.empty()) {
-    print_table(stdout, {"PATH", "THEME", "KIND", args[0], args[1], "SHA256"}, t);
+    print_table(stdout, {"PATH", "THEME", "KIND", args[0], args[1], "SHA256", "CAUSE"}, t);
     std::printf("\n");
   }
+  // What changed between the two: the runtime (its id), or not (then a difference is the code's:
+  // the file's bytes, the mode's rules or plotq itself; CAUSE says which per row).
+  std::string ra = id_or_unknown(a->runtime_id), rb = id_or_unknown(b->runtime_id);
+  if (d["runtime_changed"].get<bool>())
+    std::printf("the runtime changed: %s ran on %s, %s on %s\n", args[0].c_str(), ra.c_str(), args[1].c_str(), rb.c_str());
+  else
+    std::printf("the runtime is the same (%s): differences come from the code (the file, the mode or plotq)\n", ra.c_str());
   auto note = [](const nlohmann::json& h) {
     std::string s = h["mode"].get<std::string>() + ", " + h["state"].get<std::string>();
     if (h["state"] != "done")
@@ -793,6 +835,7 @@ int sweep_list(const std::string& db_path, Args args) {
                    {"render", r["outcomes"]["render"]},
                    {"fail", r["outcomes"]["fail"]},
                    {"elapsed_s", s.elapsed_s},
+                   {"runtime_id", s.runtime_id ? nlohmann::json(*s.runtime_id) : nlohmann::json()},
                    {"created_at", store::iso_utc(s.created_at)}});
     t.push_back({s.label, s.mode + (s.server_url ? "+server" : ""), s.state,
                  std::to_string(r["files"]["done"].get<int>()) + "/" + std::to_string(s.files_total),

@@ -1,13 +1,17 @@
-// The pure parts of runs/render_job: the PNG header, the canvas rule, request checks, the job spec,
+// The pure parts of a render (runs/render_interpret, runs/libraries, runs/runtime): the PNG header,
+// the canvas rule, the library table against a runtime's manifest, request checks, the job spec,
 // and the interpretation of a plot step's JobResult against the harness's record (fake results:
 // every path through interpret_render_job, incl. records that contradict the process).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "runs/libraries.hpp"
 #include "runs/render_job.hpp"
+#include "runs/runtime.hpp"
 #include "sandbox/config.hpp"
 
 using plotq::runs::ThemeRun;
@@ -79,22 +83,91 @@ TEST_CASE("canvas_ok: 3200x1800 or 2400x2400 within 16 px", "[png]") {
   CHECK_FALSE(runs::canvas_ok(800, 600));
 }
 
-TEST_CASE("render_support: plotly needs the figure renderer, bokeh is not in Debian", "[support]") {
-  CHECK(runs::render_support("matplotlib", nullptr) == "ok");
-  CHECK(runs::render_support("seaborn", nullptr) == "ok");
-  CHECK(runs::render_support("plotly", nullptr) == "runtime_unavailable");
-  CHECK(runs::render_support("bokeh", nullptr) == "runtime_unavailable");
-  CHECK(runs::render_support("ggplot", nullptr) == "invalid_library");
-  CHECK(runs::render_support("", nullptr) == "invalid_library");
-  CHECK(runs::render_mode("plotly") == "figure");
-  CHECK(runs::render_mode("seaborn") == "plot");
+TEST_CASE("canvas_of: exact on either canvas within 16 px, else off", "[png]") {
+  CHECK(runs::canvas_of(3200, 1800) == "exact");
+  CHECK(runs::canvas_of(2384, 2416) == "exact");
+  CHECK(runs::canvas_of(4767, 2660) == "off");  // dpi 300 with bbox_inches="tight"
+  CHECK(runs::canvas_of(800, 600) == "off");
+}
+
+namespace {
+// Every package the table names, as a runtime's manifest lists them.
+std::map<std::string, std::string> all_packages() {
+  std::map<std::string, std::string> p;
+  for (const auto& l : runs::kLibraries)
+    for (auto name : l.packages)
+      if (!name.empty()) p[std::string(name)] = "1.0";
+  return p;
+}
+}  // namespace
+
+TEST_CASE("library_support: the table against what the runtime holds", "[support]") {
+  auto all = all_packages();
+  for (const auto& l : runs::kLibraries) {
+    INFO(l.name);
+    // plot-mode libraries need only their packages; figure-mode ones also a working Chromium.
+    CHECK(runs::library_support(l.name, all, true) == "ok");
+    CHECK(runs::library_support(l.name, all, false) == (l.mode == "figure" ? "runtime_unavailable" : "ok"));
+  }
+  // A package the manifest does not list: runtime_unavailable, for that library only.
+  auto no_cairo = all;
+  no_cairo.erase("cairosvg");
+  CHECK(runs::library_support("pygal", no_cairo, true) == "runtime_unavailable");
+  CHECK(runs::library_support("altair", no_cairo, true) == "ok");
+  auto no_vl = all;
+  no_vl.erase("vl-convert-python");
+  CHECK(runs::library_support("altair", no_vl, true) == "runtime_unavailable");
+  auto no_mpl = all;
+  no_mpl.erase("matplotlib");
+  for (const char* l : {"matplotlib", "seaborn", "plotnine"}) CHECK(runs::library_support(l, no_mpl, true) == "runtime_unavailable");
+  CHECK(runs::library_support("plotly", no_mpl, true) == "ok");
+  // An unknown runtime (no manifest) holds nothing.
+  CHECK(runs::library_support("matplotlib", {}, true) == "runtime_unavailable");
+  // Names not in the table, whatever the runtime holds.
+  CHECK(runs::library_support("ggplot", all, true) == "invalid_library");
+  CHECK(runs::library_support("letsplot", all, true) == "invalid_library");  // a file stem, not a name
+  CHECK(runs::library_support("", all, true) == "invalid_library");
+  // render_support is the same rule over a Runtime and a FigureRenderer (null: none here).
+  runs::Runtime rt;
+  rt.id = "0123456789ab";
+  rt.packages = all;
+  CHECK(runs::render_support("lets-plot", rt, nullptr) == "ok");
+  CHECK(runs::render_support("bokeh", rt, nullptr) == "runtime_unavailable");
+  CHECK(runs::render_support("ggplot", rt, nullptr) == "invalid_library");
+}
+
+TEST_CASE("the library table: eight libraries, their modes and catalogue file stems", "[support]") {
+  std::map<std::string, std::string> modes;
+  for (const auto& l : runs::kLibraries) modes[std::string(l.name)] = std::string(l.mode);
+  CHECK(modes == std::map<std::string, std::string>{{"altair", "plot"},    {"bokeh", "figure"},  {"lets-plot", "plot"},
+                                                     {"matplotlib", "plot"}, {"plotly", "figure"}, {"plotnine", "plot"},
+                                                     {"pygal", "plot"},      {"seaborn", "plot"}});
+  for (const auto& [name, mode] : modes) CHECK(runs::render_mode(name) == mode);
+  CHECK(runs::render_mode("ggplot") == "plot");  // refused before it runs
+  // anyplot names lets-plot's files letsplot.py; every other stem is the library's name.
+  REQUIRE(runs::library_for_stem("letsplot"));
+  CHECK(runs::library_for_stem("letsplot")->name == "lets-plot");
+  REQUIRE(runs::library_for_stem("lets-plot"));
+  CHECK(runs::library_for_stem("lets-plot")->name == "lets-plot");
+  CHECK(runs::library_for_stem("bokeh")->name == "bokeh");
+  CHECK_FALSE(runs::library_for_stem("chartjs"));
+  CHECK_FALSE(runs::find_library("letsplot"));
+  // Every package the table names is in the runtime's lock (the real manifest, when installed).
+  runs::Runtime real = runs::read_runtime(PLOTQ_DEFAULT_PYTHON);
+  if (real.known())
+    for (const auto& l : runs::kLibraries)
+      for (auto p : l.packages) {
+        INFO(l.name << " needs " << p);
+        if (!p.empty()) CHECK(real.packages.count(std::string(p)) == 1);
+      }
 }
 
 TEST_CASE("every render mode is warm by default: plot and figure get a zygote", "[support]") {
   // Issue 6's plotly target (p50 <= 400 ms end to end) leaves no room for a cold plot step
   // (importing plotly alone takes longer), so figure is a default warm mode like plot.
   const auto modes = sb::Config{}.warm_modes;
-  for (const char* library : {"matplotlib", "seaborn", "plotly"}) {
+  for (const auto& l : runs::kLibraries) {
+    std::string library(l.name);
     INFO(library);
     CHECK(std::find(modes.begin(), modes.end(), runs::render_mode(library)) != modes.end());
   }
@@ -171,23 +244,29 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
     CHECK(r.exit_code == 0);
     CHECK(r.job.outputs.empty());  // the PNG is not kept twice
     CHECK(r.message == "Rendered a 3200x1800 image.");
+    CHECK(r.canvas == "exact");
   }
   SECTION("no PNG: no_output") {
     ThemeRun r = runs::interpret_render_job(job_with(0, record("plot", "dark", 0, "ok")), "plot", "dark");
     CHECK(r.outcome == "no_output");
     CHECK_FALSE(r.png);
   }
-  SECTION("wrong size: canvas_size naming the measured size") {
+  SECTION("another size is still a render, off the canvas (issue 14: a PNG the file drew is a render)") {
+    // Was canvas_size: the catalogue's files save at dpi 300 with bbox_inches="tight" and the like;
+    // the catalogue's review judges the drift, plotq answers the PNG with its size.
     auto j = job_with(0, record("plot", "light", 0, "ok"));
     j.outputs["plot-light.png"] = png_header(800, 600);
     ThemeRun r = runs::interpret_render_job(j, "plot", "light");
-    CHECK(r.outcome == "canvas_size");
+    CHECK(r.outcome == "ok");
+    CHECK(r.canvas == "off");
     CHECK(r.width == 800);
     CHECK(r.height == 600);
-    CHECK(r.measured == 800);
-    CHECK(r.limit == 3200);
-    CHECK_FALSE(r.png);
+    CHECK_FALSE(r.measured);
+    CHECK_FALSE(r.limit);
+    REQUIRE(r.png);
+    CHECK(*r.png == png_header(800, 600));
     CHECK(r.message.find("800x600") != std::string::npos);
+    CHECK(r.message.find("not the 3200x1800") != std::string::npos);
   }
   SECTION("not a PNG: output_rejected") {
     auto j = job_with(0, record("plot", "light", 0, "ok"));

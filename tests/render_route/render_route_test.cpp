@@ -1,5 +1,6 @@
-// POST /render over loopback against a real plotqd: a real matplotlib render, the wire model,
-// runtime_unavailable before any sandbox, idempotency, cancel and the renderer status.
+// POST /render over loopback against a real plotqd: a real matplotlib render, a render off the
+// canvas, the wire model, invalid_library and runtime_unavailable before any sandbox, idempotency,
+// cancel and the renderer status with the runtime's identity.
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -38,11 +39,15 @@ TEST_CASE("a matplotlib render answers a 3200x1800 PNG per theme and a ledger ro
     CHECK(t["exit_code"] == 0);
     CHECK(t["width"] == 3200);
     CHECK(t["height"] == 1800);
+    CHECK(t["canvas"] == "exact");
     REQUIRE(t["png_base64"].is_string());
     CHECK(t["png_base64"].get<std::string>().rfind("iVBORw0KGgo", 0) == 0);  // the PNG signature
   }
   auto rows = s.ledger("line");
   CHECK(rows.size() == 2);
+  // Each row names the runtime the render ran on: the id GET /status shows.
+  auto status = http_request(s.d.port(), "GET", "/status").json();
+  for (const auto& row : rows) CHECK(row.runtime_id == status["runtime"]["id"].get<std::string>());
   // The same request again is the stored answer, not a second render.
   auto again = s.post(req("line", "matplotlib", {"light", "dark"}));
   CHECK(again.json() == b);
@@ -58,12 +63,54 @@ TEST_CASE("a render with no output file fails with its own reason") {
   CHECK(r.json()["outputs"]["light"]["png_base64"].is_null());
 }
 
-TEST_CASE("bokeh is runtime_unavailable before any sandbox starts - and still a ledger row") {
+TEST_CASE("a PNG off the canvas is a render, answered with its size and canvas off") {
   Server s;
-  auto r = s.post(req("bk", "bokeh", {"light"}));
-  CHECK(r.status == 503);
-  CHECK(r.json() == json{{"detail", "runtime_unavailable"}});
-  auto rows = s.ledger("bk");
+  auto r = s.post(req("tight", "matplotlib", {"light"},
+                      "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(8, 6), dpi=100)\n"
+                      "ax.plot([1, 2], [2, 1])\nfig.savefig('plot-light.png')\n"));
+  REQUIRE(r.status == 200);
+  const json body = r.json();
+  const json& t = body["outputs"]["light"];
+  CHECK(t["reason"].is_null());
+  CHECK(t["width"] == 800);
+  CHECK(t["height"] == 600);
+  CHECK(t["canvas"] == "off");
+  CHECK(t["png_base64"].is_string());
+  auto rows = s.ledger("tight");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].outcome == plotq::store::RunOutcome::ok);
+}
+
+TEST_CASE("a library plotq does not render is 422 invalid_library before any sandbox - and still a ledger row") {
+  Server s;
+  auto r = s.post(req("gg", "ggplot", {"light"}));
+  CHECK(r.status == 422);
+  CHECK(r.json() == json{{"detail", "invalid_library"}});
+  auto rows = s.ledger("gg");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].refusal_code == "invalid_library");
+  CHECK(rows[0].attempts == 1);
+}
+
+TEST_CASE("a figure library without a figure renderer is runtime_unavailable before any sandbox") {
+  // No Chromium here: plotly and bokeh (figure mode) cannot be drawn; the plot-mode libraries can.
+  TempDir dir;
+  Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
+                           {"PLOTQ_ENVIRONMENT", "development"},
+                           {"PLOTQ_CHROMIUM", "/nonexistent/chromium"}});
+  REQUIRE(d.wait_listening(30s));
+  for (const char* library : {"bokeh", "plotly"}) {
+    INFO(library);
+    auto r = http_request(d.port(), "POST", "/render", req(std::string("fig-") + library, library, {"light"}).dump());
+    CHECK(r.status == 503);
+    CHECK(r.json() == json{{"detail", "runtime_unavailable"}});
+  }
+  auto st = http_request(d.port(), "GET", "/status").json();
+  CHECK(st["figures"] == false);
+  auto db = plotq::store::Db::open(dir.file("plotq.db"));
+  plotq::store::LedgerQuery q;
+  q.job_id = "fig-bokeh";
+  auto rows = plotq::store::ledger::query(*db, q);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].refusal_code == "runtime_unavailable");
 }
@@ -119,4 +166,11 @@ TEST_CASE("GET /status reports the renderer") {
   CHECK(b["in_flight"] == 0);
   CHECK(b["waiting"] == 0);
   CHECK(b["sandbox"] == true);
+  // The runtime's identity, as the venv's manifest has it: its id and each package's version.
+  const json& rt = b["runtime"];
+  REQUIRE(rt["id"].is_string());
+  CHECK(rt["id"].get<std::string>().size() == 12);
+  CHECK(rt["lock_sha256"].get<std::string>().rfind(rt["id"].get<std::string>(), 0) == 0);
+  CHECK(rt["packages"]["matplotlib"].is_string());
+  CHECK(rt["packages"]["bokeh"].is_string());
 }

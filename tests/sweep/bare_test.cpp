@@ -1,5 +1,6 @@
-// Bare mode with the real /usr/bin/python3: environment and work dir, timeout and stop (the whole
-// process group dies), exit classes, the PNG checks, and the plotly shim.
+// Bare mode with the configured runtime's interpreter (PLOTQ_DEFAULT_PYTHON, the venv the sandbox
+// runs): environment and work dir, timeout and stop (the whole process group dies), exit classes,
+// the PNG checks (none of the sandbox's rules: any size renders), and the plotly shim.
 #include <signal.h>
 #include <unistd.h>
 
@@ -68,7 +69,9 @@ TEST_CASE("bare: the file runs as plot.py in a fresh dir with ANYPLOT_THEME, MPL
       "assert open('data.csv').read() == 'x,y\\n1,2\\n'\n"
       "assert os.environ['MPLBACKEND'] == 'Agg'\n"
       "assert 'PLOTQ_DB' not in os.environ and 'PYTHONPATH' not in os.environ\n"
-      "assert sys.executable == '/usr/bin/python3', sys.executable\n" +
+      // The runtime's own interpreter, not Debian's (the venv's python, with its packages).
+      "assert sys.executable == '" PLOTQ_DEFAULT_PYTHON "', sys.executable\n"
+      "assert sys.prefix != sys.base_prefix, sys.prefix\n" +
           png_writer("'plot-%s.png' % os.environ['ANYPLOT_THEME']", 3200, 1800),
       30, "x,y\n1,2\n", "dark");
   DirGuard g{r.run.dir};
@@ -78,6 +81,7 @@ TEST_CASE("bare: the file runs as plot.py in a fresh dir with ANYPLOT_THEME, MPL
   CHECK(r.row.width == 3200);
   CHECK(r.row.height == 1800);
   CHECK(r.row.png_bytes > 0);
+  CHECK(r.row.canvas == "exact");
   CHECK(r.run.wall_s > 0);
   CHECK(r.run.max_rss_mb > 1);
 }
@@ -109,14 +113,21 @@ TEST_CASE("bare: exit 0 without the PNG, a wrong canvas, a link, a non-PNG, a cr
   CHECK(none.row.reason == "no_output");
   CHECK(none.row.exit_code == 0);
 
+  // The control shares no sandbox rule: another size is a render off the canvas (was canvas_size,
+  // which hid the sandbox's canvas refusals from the diff; issue 14).
   Ran small = bare(png_writer("'plot-light.png'", 800, 600));
   DirGuard g2{small.run.dir};
-  CHECK(small.row.reason == "canvas_size");
-  CHECK(small.row.detail == "800x600");
+  CHECK(small.row.outcome == "render");
+  CHECK(small.row.reason == "ok");
+  CHECK(small.row.canvas == "off");
+  CHECK(small.row.width == 800);
+  CHECK(small.row.height == 600);
+  CHECK_FALSE(small.row.detail);
 
   Ran square = bare(png_writer("'plot-light.png'", 2410, 2390));  // within 16 px of 2400x2400
   DirGuard g3{square.run.dir};
   CHECK(square.row.outcome == "render");
+  CHECK(square.row.canvas == "exact");
 
   Ran link = bare(png_writer("'real.png'", 3200, 1800) + "import os\nos.symlink('real.png', 'plot-light.png')\n");
   DirGuard g4{link.run.dir};
@@ -199,7 +210,7 @@ TEST_CASE("bare: stop cancels a running file at once") {
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
 }
 
-TEST_CASE("bare: the plotly shim writes the figure JSON, with write_image's size in the layout") {
+TEST_CASE("bare: the figure runner (figure mode's own capture) writes plotly's JSON, with write_image's size in the layout") {
   Ran r = bare(
       "import plotly.graph_objects as go\n"
       "fig = go.Figure(go.Bar(x=['a', 'b'], y=[1, 2]))\n"
@@ -227,6 +238,42 @@ TEST_CASE("bare: the plotly shim writes the figure JSON, with write_image's size
   DirGuard g3{e.run.dir};
   CHECK(e.row.reason == "plot_error");
   CHECK(e.row.error_class == "ValueError");
+  // write_html after write_image is harmless, as in figure mode: the capture stays.
+  Ran h = bare(
+      "import plotly.graph_objects as go\n"
+      "fig = go.Figure(go.Bar(x=['a'], y=[1]))\n"
+      "fig.write_image('plot-light.png')\nfig.write_html('plot-light.html')\n",
+      60, "", "light", true);
+  DirGuard g4{h.run.dir};
+  INFO(h.run.stderr_tail);
+  CHECK(h.run.exit_code == 0);
+  CHECK(std::ifstream(h.run.dir + "/plot-light.json"));
+}
+
+TEST_CASE("bare: the figure runner captures a bokeh document at save(), without a browser") {
+  Ran r = bare(
+      "import os\n"
+      "from bokeh.plotting import figure, output_file, save\n"
+      "p = figure(width=1600, height=900)\n"
+      "p.line([1, 2, 3], [3, 1, 2])\n"
+      "output_file('plot-light.html')\n"
+      "save(p)\n",
+      60, "", "light", true);
+  DirGuard g{r.run.dir};
+  INFO(r.run.stderr_tail);
+  REQUIRE(r.run.exit_code == 0);
+  std::ifstream in(r.run.dir + "/plot-light.json");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str());
+  CHECK(j.contains("doc"));  // bokeh.embed.json_item's shape
+  // The harness dir is not left on the plot's sys.path.
+  Ran p = bare("import sys\nimport plotly\nassert not any(x.endswith('sandbox/harness') for x in sys.path), sys.path\n",
+               60, "", "light", true);
+  DirGuard g2{p.run.dir};
+  INFO(p.run.stderr_tail);
+  CHECK(p.run.exit_code == 0);
 }
 
 TEST_CASE("bare: a host that cannot run the file stops the sweep instead of recording an outcome") {
@@ -238,7 +285,7 @@ TEST_CASE("bare: a host that cannot run the file stops the sweep instead of reco
   boost::asio::io_context io;
   BareConfig c;
   c.sweep_tmp_root = t.file("no-such-dir");  // mkdtemp fails: a host problem, not the file's
-  auto backend = make_bare_backend(io, c, vocabulary(), nullptr);
+  auto backend = make_bare_backend(io, c, vocabulary(), nullptr, read_runtime(c.python));
   RunnerOptions o;
   o.themes = {"light"};
   SweepRunner runner(io, *db, id, *backend, o);
@@ -248,4 +295,23 @@ TEST_CASE("bare: a host that cannot run the file stops the sweep instead of reco
   CHECK(finished);
   CHECK(runner.error().find("bare run failed on this host") != std::string::npos);
   CHECK(store::sweeps::results(*db, id).empty());
+}
+
+TEST_CASE("bare: the backend serves what the configured runtime holds, by the render path's rule") {
+  boost::asio::io_context io;
+  BareConfig c;
+  Runtime rt = read_runtime(c.python);
+  REQUIRE(rt.known());
+  auto backend = make_bare_backend(io, c, vocabulary(), nullptr, rt);
+  for (const char* l : {"matplotlib", "seaborn", "plotnine", "altair", "pygal", "lets-plot"}) {
+    INFO(l);
+    CHECK(backend->support(l) == "ok");
+  }
+  CHECK(backend->support("plotly") == "runtime_unavailable");  // no figure renderer given
+  CHECK(backend->support("bokeh") == "runtime_unavailable");
+  CHECK(backend->support("ggplot") == "invalid_library");
+  rt.packages.erase("pygal");
+  auto without = make_bare_backend(io, c, vocabulary(), nullptr, rt);
+  CHECK(without->support("pygal") == "runtime_unavailable");
+  CHECK(without->support("altair") == "ok");
 }

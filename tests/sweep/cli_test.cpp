@@ -195,6 +195,23 @@ TEST_CASE("cli: Ctrl-C stops a sweep cleanly - --resume draws only the rest") {
     for (const auto& r : store::sweeps::results(*d, store::sweeps::find(*d, "r")->id)) CHECK(r.reason == "ok");
   }
 
+  // The sweep recorded the runtime it ran on; a resume on another runtime is refused (its rows
+  // could not be told apart), and on the same one goes on.
+  std::string runtime_id;
+  {
+    auto d = store::Db::open(db);
+    auto s = store::sweeps::find(*d, "r");
+    REQUIRE(s->runtime_id);
+    runtime_id = *s->runtime_id;
+    d->sql().exec("UPDATE sweeps SET runtime_id = '0123456789ab' WHERE label = 'r'");
+  }
+  Run other = plotq_cli(t, "--db " + db + " sweep run --resume r");
+  CHECK(other.rc == 2);
+  CHECK(contains(other.err, "the runtime changed"));
+  {
+    auto d = store::Db::open(db);
+    d->sql().exec("UPDATE sweeps SET runtime_id = '" + runtime_id + "' WHERE label = 'r'");
+  }
   // A resume with another outcome-deciding setting is refused.
   CHECK(plotq_cli(t, "--db " + db + " sweep run --resume r --themes light,dark").rc == 2);
   Run again = plotq_cli(t, "--db " + db + " sweep run --resume r");

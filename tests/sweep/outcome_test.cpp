@@ -89,6 +89,16 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   CHECK(row.png_bytes == 5000);
   CHECK(row.width == 3200);
   CHECK(row.max_rss_mb == Approx(150));
+  CHECK(row.canvas == "exact");
+
+  ThemeRun off = ok;  // a plot-mode PNG off the canvas: a render all the same
+  off.canvas = "off";
+  off.width = 4767;
+  off.height = 2660;
+  apply_theme_run(off, row);
+  CHECK(row.outcome == "render");
+  CHECK(row.canvas == "off");
+  CHECK(row.width == 4767);
 
   ThemeRun err;
   err.theme = "dark";
@@ -100,8 +110,9 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   CHECK(row.reason == "plot_error");
   CHECK(row.error_class == "ValueError");
   CHECK_FALSE(row.png_bytes);
+  CHECK_FALSE(row.canvas);  // set for renders only
 
-  ThemeRun size;
+  ThemeRun size;  // figure mode only: the renderer sets the canvas itself
   size.outcome = "canvas_size";
   size.width = 800;
   size.height = 600;
@@ -167,6 +178,28 @@ TEST_CASE("files: the glob matches paths relative to the root, one level per '*'
   CHECK(find_sweep_files(t.path.string(), "plots/*/*/python/*.py", {}).size() == 3);
   CHECK(find_sweep_files(t.path.string(), "*.py", {}).empty());
   CHECK_THROWS(find_sweep_files(t.file("nope"), kDefaultSweepGlob, {}));
+}
+
+TEST_CASE("files: the library comes from the file stem through the library table (letsplot.py is lets-plot)") {
+  // anyplot's own file names: altair, bokeh, letsplot, matplotlib, plotly, plotnine, pygal, seaborn.
+  CHECK(library_of("plots/a/implementations/python/letsplot.py") == "lets-plot");
+  CHECK(library_of("plots/a/implementations/python/lets-plot.py") == "lets-plot");
+  for (const char* stem : {"altair", "bokeh", "matplotlib", "plotly", "plotnine", "pygal", "seaborn"})
+    CHECK(library_of(std::string("x/") + stem + ".py") == stem);
+  CHECK(library_of("x/chartjs.py") == "chartjs");  // kept: it answers invalid_library
+  TempDir t;
+  t.write("plots/a/implementations/python/letsplot.py", "l");
+  t.write("plots/a/implementations/python/pygal.py", "p");
+  auto all = find_sweep_files(t.path.string(), kDefaultSweepGlob, {});
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].library == "lets-plot");
+  // --library takes the name or the stem.
+  for (const char* want : {"lets-plot", "letsplot"}) {
+    INFO(want);
+    auto only = find_sweep_files(t.path.string(), kDefaultSweepGlob, {want});
+    REQUIRE(only.size() == 1);
+    CHECK(only[0].library == "lets-plot");
+  }
 }
 
 TEST_CASE("files: a task carries the hash, data.csv beside it, and the request caps") {

@@ -1,5 +1,6 @@
 // sweep_report counts and sweep_diff semantics on rows read back from a real database.
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "runs/sweep_report.hpp"
 #include "tests/sweep/helpers.hpp"
@@ -62,9 +63,14 @@ TEST_CASE("report: counts by outcome, library and reason class, slowest files, t
   CHECK(r["outcomes"]["render"] == 3);
   CHECK(r["outcomes"]["fail"] == 3);
   REQUIRE(r["by_library"].size() == 3);
-  CHECK(r["by_library"][0] == nlohmann::json{{"library", "matplotlib"}, {"files", 1}, {"render", 1}, {"fail", 1}});
-  CHECK(r["by_library"][1] == nlohmann::json{{"library", "plotly"}, {"files", 1}, {"render", 2}, {"fail", 0}});
-  CHECK(r["by_library"][2] == nlohmann::json{{"library", "seaborn"}, {"files", 1}, {"render", 0}, {"fail", 2}});
+  auto lib = [](const char* name, int files, int render, int fail) {
+    return nlohmann::json{{"library", name},         {"files", files},   {"render", render},
+                          {"fail", fail},            {"canvas_exact", render}, {"canvas_off", 0},
+                          {"off_sizes", nlohmann::json::array()}};
+  };
+  CHECK(r["by_library"][0] == lib("matplotlib", 1, 1, 1));
+  CHECK(r["by_library"][1] == lib("plotly", 1, 2, 0));
+  CHECK(r["by_library"][2] == lib("seaborn", 1, 0, 2));
   REQUIRE(r["by_reason"].size() == 2);
   CHECK(r["by_reason"][0] ==
         nlohmann::json{{"reason_class", "ValueError"}, {"reason", "plot_error"}, {"rows", 2}, {"files", 1}});
@@ -150,4 +156,88 @@ TEST_CASE("diff: a reason other than plot_error compares by reason - a file in o
   CHECK(e["count"] == 1);
   CHECK(e["differences"][0]["theme"] == "dark");
   CHECK(e["differences"][0]["kind"] == "only_b");
+}
+
+TEST_CASE("report: renders off the canvas count as renders, with the drift per library") {
+  Fixture f;
+  auto off = [](const std::string& path, const char* library, int w, int h) {
+    store::SweepResult r = render_row(path);
+    r.library = library;
+    r.width = w;
+    r.height = h;
+    r.canvas = "off";
+    return r;
+  };
+  store::SweepResult exact = render_row("a/matplotlib.py");
+  exact.canvas = "exact";
+  store::SweepResult pygal_fail = fail_row("f/pygal.py", "plot_error", "ValueError");
+  pygal_fail.library = "pygal";
+  f.sweep("d", {{exact},
+                {off("b/matplotlib.py", "matplotlib", 4767, 2660)},
+                {off("c/matplotlib.py", "matplotlib", 4767, 2660)},
+                {off("d/matplotlib.py", "matplotlib", 1200, 800)},
+                {off("e/pygal.py", "pygal", 800, 600)},
+                {pygal_fail}});
+  nlohmann::json r = runs::sweep_report(f.get("d"), f.rows("d"));
+  CHECK(r["outcomes"]["render"] == 5);
+  CHECK(r["outcomes"]["canvas_off"] == 4);
+  CHECK(r["outcomes"]["fail"] == 1);
+  REQUIRE(r["by_library"].size() == 2);
+  const auto& m = r["by_library"][0];
+  CHECK(m["library"] == "matplotlib");
+  CHECK(m["render"] == 4);
+  CHECK(m["canvas_exact"] == 1);
+  CHECK(m["canvas_off"] == 3);
+  CHECK(m["off_sizes"] == nlohmann::json::array({{{"size", "4767x2660"}, {"rows", 2}}, {{"size", "1200x800"}, {"rows", 1}}}));
+  const auto& p = r["by_library"][1];
+  CHECK(p["render"] == 1);
+  CHECK(p["fail"] == 1);
+  CHECK(p["canvas_off"] == 1);
+  // The stored rows keep the canvas; a failure has none.
+  for (const auto& row : f.rows("d")) CHECK(row.canvas.has_value() == (row.outcome == "render"));
+}
+
+TEST_CASE("diff: says whether the runtime changed, and each difference's cause") {
+  Fixture f;
+  auto make = [&](const std::string& label, const std::string& mode, std::optional<std::string> runtime,
+                  std::vector<std::vector<store::SweepResult>> files) {
+    store::Sweep s = make_sweep(label, mode);
+    s.runtime_id = std::move(runtime);
+    std::int64_t id = store::sweeps::create(*f.db, s, kNow);
+    for (const auto& file : files) store::sweeps::record_file(*f.db, id, file, kNow);
+  };
+  auto changed = catalogue();
+  changed[1][0].error_class = "KeyError";                  // same bytes, another class
+  changed[2][0] = render_row("c/seaborn.py", "light", 'c');  // edited file
+  make("old", "sandbox", "257f08b63c84", catalogue());
+  make("new-runtime", "sandbox", "0123456789ab", changed);
+  make("same-runtime", "sandbox", "257f08b63c84", changed);
+  make("bare", "bare", "257f08b63c84", changed);
+  make("unknown", "sandbox", std::nullopt, changed);
+
+  auto causes = [&](const std::string& b) {
+    nlohmann::json d = f.diff("old", b);
+    std::map<std::string, std::string> out;
+    for (const auto& x : d["differences"]) out[x["path"]] = x["cause"];
+    return std::make_pair(d["runtime_changed"].get<bool>(), out);
+  };
+  // The file's own edit is the file's, whatever else changed.
+  CHECK(causes("new-runtime") == std::make_pair(true, std::map<std::string, std::string>{
+                                                          {"b/matplotlib.py", "runtime"}, {"c/seaborn.py", "file"}}));
+  CHECK(causes("same-runtime").first == false);
+  CHECK(causes("same-runtime").second.at("b/matplotlib.py") == "unexplained");
+  CHECK(causes("bare").second.at("b/matplotlib.py") == "mode");
+  CHECK(causes("unknown").first == true);  // nothing says it was the same runtime
+  nlohmann::json d = f.diff("old", "new-runtime");
+  CHECK(d["a"]["runtime_id"] == "257f08b63c84");
+  CHECK(d["b"]["runtime_id"] == "0123456789ab");
+  // A stored sweep keeps its runtime id.
+  CHECK(f.get("old").runtime_id == "257f08b63c84");
+  CHECK_FALSE(f.get("unknown").runtime_id);
+  // The pure rule, with another plotq version and the same runtime.
+  store::Sweep a = make_sweep("a", "sandbox"), b = make_sweep("b", "sandbox");
+  a.runtime_id = b.runtime_id = "257f08b63c84";
+  b.plotq_version = "other";
+  CHECK(runs::diff_cause(false, a, b) == "plotq");
+  CHECK(runs::diff_cause(true, a, b) == "file");
 }

@@ -1,0 +1,27 @@
+#include "runs/libraries.hpp"
+
+namespace plotq::runs {
+
+const Library* find_library(std::string_view name) {
+  for (const Library& l : kLibraries)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+const Library* library_for_stem(std::string_view stem) {
+  for (const Library& l : kLibraries)
+    if (l.stem == stem) return &l;
+  return find_library(stem);
+}
+
+std::string library_support(std::string_view library, const std::map<std::string, std::string>& packages,
+                            bool figures_available) {
+  const Library* l = find_library(library);
+  if (!l) return "invalid_library";
+  for (std::string_view p : l->packages)
+    if (!p.empty() && packages.find(std::string(p)) == packages.end()) return "runtime_unavailable";
+  if (l->mode == "figure" && !figures_available) return "runtime_unavailable";
+  return "ok";
+}
+
+}  // namespace plotq::runs
