@@ -3,7 +3,7 @@
 #include <climits>
 #include <cmath>
 
-#include "common/env.hpp"
+#include "common/settings.hpp"
 
 namespace plotq::queue {
 
@@ -23,14 +23,20 @@ std::string Config::invalid_reason() const {
   return {};
 }
 
+void register_settings(Settings& s, Config& c) {
+  s.add("PLOTQ_SLOTS", &c.slots, "sandbox jobs (turns) holding a render slot at once").range(1, 64);
+  s.add("PLOTQ_RUNS_PER_MINUTE", &c.starts_per_window, "slot starts allowed per rate window").range(1, 100000);
+  s.add("PLOTQ_RATE_WINDOW_S", &c.rate_window_s, "length of the sliding rate window, seconds").range(0.001, 86400);
+  s.add("PLOTQ_QUEUE_MAX_WAIT_S", &c.max_wait_s, "a waiting turn or job expires after this many seconds").range(0, 86400);
+  s.add("PLOTQ_HEARTBEAT_S", &c.heartbeat_s, "unchanged queue positions are re-sent this often, seconds").range(0.001, 3600);
+  s.add("PLOTQ_TURN_DEADLINE_S", &c.turn_deadline_s, "a turn's budget once it holds the slot, seconds").range(0.001, 86400);
+}
+
 Config Config::from_env() {
   Config c;
-  c.slots = int(env_int("PLOTQ_SLOTS", c.slots, 1, 64));
-  c.starts_per_window = int(env_int("PLOTQ_RUNS_PER_MINUTE", c.starts_per_window, 1, 100000));
-  c.rate_window_s = env_double("PLOTQ_RATE_WINDOW_S", c.rate_window_s, 0.001, 86400);
-  c.max_wait_s = env_double("PLOTQ_QUEUE_MAX_WAIT_S", c.max_wait_s, 0, 86400);
-  c.heartbeat_s = env_double("PLOTQ_HEARTBEAT_S", c.heartbeat_s, 0.001, 3600);
-  c.turn_deadline_s = env_double("PLOTQ_TURN_DEADLINE_S", c.turn_deadline_s, 0.001, 86400);
+  Settings s;
+  register_settings(s, c);
+  load_or_throw(s);
   return c;
 }
 

@@ -1,7 +1,11 @@
-// Settings of the render slot and its queue. Every limit is a named field with its default; the
-// env-var names are listed in queue/README.md and read by Config::from_env().
+// Settings of the render slot and its queue. Every limit is a named field with its default; its
+// PLOTQ_* name, bound and reason are declared once in register_settings() (config.cpp).
 #pragma once
 #include <string>
+
+namespace plotq {
+class Settings;
+}
 
 namespace plotq::queue {
 
@@ -20,8 +24,11 @@ struct Config {
   // Empty when the values are usable, else a sentence naming the bad field.
   std::string invalid_reason() const;
 
-  // Defaults overridden by the PLOTQ_* variables; throws plotq::ConfigError on a bad value.
+  // The registration loaded alone from the environment; throws plotq::ConfigError on a bad value.
   static Config from_env();
 };
+
+// Registers every field of c as its PLOTQ_* setting (defaults: c's values).
+void register_settings(Settings& s, Config& c);
 
 }  // namespace plotq::queue

@@ -52,13 +52,6 @@ bool write_new_file(int dirfd, const std::string& name, const std::string& data)
 
 }  // namespace
 
-RenderConfig render_config_from_env() {
-  RenderConfig c;
-  c.render_tmp_dir = env_string("PLOTQ_RENDER_TMP_DIR", c.render_tmp_dir);
-  if (c.render_tmp_dir.empty() || c.render_tmp_dir[0] != '/')
-    throw ConfigError("PLOTQ_RENDER_TMP_DIR must be an absolute path");
-  return c;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Renderer

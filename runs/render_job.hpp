@@ -23,6 +23,10 @@ class Launcher;
 class FigureRenderer;
 }  // namespace plotq::sandbox
 
+namespace plotq {
+class Settings;
+}
+
 namespace plotq::runs {
 
 // Host-side settings of the renderer (env PLOTQ_<FIELD IN UPPER CASE>).
@@ -31,6 +35,8 @@ struct RenderConfig {
   // PNG it draws (PLOTQ_RENDER_TMP_DIR).
   std::string render_tmp_dir = "/tmp";
 };
+// Declared in runs/settings.cpp (PLOTQ_RENDER_TMP_DIR); loaded alone from the environment.
+void register_settings(Settings& s, RenderConfig& c);
 RenderConfig render_config_from_env();
 
 class RenderHandle {

@@ -208,15 +208,6 @@ Waited wait_child(const Spawned& s, Clock::time_point start, double timeout_s, s
 
 }  // namespace
 
-BareConfig bare_config_from_env() {
-  BareConfig c;
-  c.python = env_string("PLOTQ_PYTHON", c.python);
-  c.sweep_tmp_root = env_string("PLOTQ_SWEEP_TMP_ROOT", c.sweep_tmp_root);
-  c.harness_dir = env_string("PLOTQ_HARNESS_DIR", c.harness_dir);
-  c.sweep_stderr_keep_bytes = static_cast<std::size_t>(
-      env_int("PLOTQ_SWEEP_STDERR_KEEP_BYTES", static_cast<std::int64_t>(c.sweep_stderr_keep_bytes), 1024, 16 << 20));
-  return c;
-}
 
 const char* bare_figure_shim() { return kShim; }
 

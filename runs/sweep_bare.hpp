@@ -15,6 +15,10 @@
 
 #include "runs/sweep_outcome.hpp"
 
+namespace plotq {
+class Settings;
+}
+
 namespace plotq::runs {
 
 // Settings of bare mode; env PLOTQ_<FIELD IN UPPER CASE> (bare_config_from_env).
@@ -26,7 +30,11 @@ struct BareConfig {
   std::string harness_dir;
   std::size_t sweep_stderr_keep_bytes = 65536;  // PLOTQ_SWEEP_STDERR_KEEP_BYTES: stderr tail kept for the class
   std::size_t max_png_bytes = kMaxPngBytes;     // same cap as the render path (10 MiB)
+  bool sweep_log = false;  // PLOTQ_SWEEP_LOG: keep the launcher's log on stderr during a sweep
 };
+// PLOTQ_SWEEP_* are declared in runs/settings.cpp; bare_config_from_env() loads them with the
+// sandbox's PLOTQ_PYTHON and PLOTQ_HARNESS_DIR.
+void register_sweep_settings(Settings& s, BareConfig& c);
 BareConfig bare_config_from_env();
 
 // One theme of one file, run to the end of its Python step.

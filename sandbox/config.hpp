@@ -1,10 +1,15 @@
 // Every limit and path of the sandbox, one named field each, with its default. The env-var name of a
-// field is PLOTQ_<FIELD IN UPPER CASE> (config_from_env() does that mapping; sandbox/README.md lists
-// them). Plain data: copy it, change it, pass it to Launcher.
+// field is PLOTQ_<FIELD IN UPPER CASE>, declared with its bound and its reason in
+// config_settings.cpp (register_settings; sandbox/README.md's table is tested against it). Plain
+// data: copy it, change it, pass it to Launcher.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
+
+namespace plotq {
+class Settings;
+}
 
 namespace plotq::sandbox {
 
@@ -27,6 +32,10 @@ struct Config {
 
   // --- rlimits (soft = hard, only ever lowered) --------------------------------------------------
   std::uint64_t rlimit_as_mb = 1024;    // address space per process; 0 = leave as is
+  // Plot and figure jobs whose slot has a memory cgroup: the cgroup bounds their real memory, and
+  // vl-convert's V8 (altair) reserves far more address space than it uses, so AS stays open there
+  // (0 = leave). Without a memory cgroup they get rlimit_as_mb like every job.
+  std::uint64_t plot_rlimit_as_mb = 0;
   std::uint64_t rlimit_nproc = 64;      // processes+threads of the job uid; 0 = leave as is
   std::uint64_t rlimit_cpu_s = 60;      // CPU seconds: min(this, ceil(timeout)), at least 1
   std::uint64_t rlimit_fsize_mb = 50;   // largest file a job may write
@@ -79,8 +88,10 @@ struct Config {
   bool require_exec_filter = true;  // entry exits 3 (exec_denied) when the exec filter cannot be armed
 };
 
-// Reads every PLOTQ_<FIELD> that is set over the defaults; throws plotq::ConfigError on a bad value.
-// Lists are comma separated.
+// Registers every field of c as its PLOTQ_* setting (config_settings.cpp); the defaults are c's values.
+void register_settings(Settings& s, Config& c);
+// The registration loaded alone from the environment, then resolved(); throws plotq::ConfigError
+// naming every bad value (nothing falls back silently).
 Config config_from_env();
 
 // Fills the "" paths (harness_dir, confine_lib) with their defaults. When one of them lies where

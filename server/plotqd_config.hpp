@@ -6,15 +6,19 @@
 #include <vector>
 
 #include "queue/config.hpp"
+#include "runs/render_job.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "server/auth.hpp"
-#include "server/config.hpp"
+#include "common/settings.hpp"
 #include "server/limits.hpp"
 #include "server/server.hpp"
 #include "store/db.hpp"
 
 namespace plotq::server {
+
+using plotq::Setting;
+using plotq::Settings;
 
 struct PlotqdConfig {
   HttpConfig http;
@@ -27,6 +31,7 @@ struct PlotqdConfig {
   TurnConfig turns;              // chat turns: per-user limits, wire caps, run timeouts (server/limits.hpp)
   sandbox::Config sandbox;       // sandbox/README.md (same PLOTQ_* names as sandbox::config_from_env())
   sandbox::FigureConfig figure;  // sandbox/figure/README.md (same names as sandbox::figure_config_from_env())
+  runs::RenderConfig render;     // runs/settings.cpp (routes load it again with runs::render_config_from_env())
 };
 
 // Registers every setting of c in s (defaults = the fields' current values).

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "common/env.hpp"
+#include "common/settings.hpp"
 #include "store/error.hpp"
 
 namespace plotq::store {
@@ -84,13 +84,25 @@ int open_flags(const std::string& path, const Options& o) {
 
 }  // namespace
 
+void register_settings(Settings& s, Options& o) {
+  s.add("PLOTQ_DB_SYNCHRONOUS_FULL", &o.synchronous_full, "synchronous=FULL instead of NORMAL (WAL)");
+  s.add("PLOTQ_DB_BUSY_TIMEOUT_MS", &o.busy_timeout_ms, "milliseconds to wait for another writer (the plotq CLI)")
+      .range(0, 600'000);
+  s.add("PLOTQ_DB_CACHE_KIB", &o.cache_kib, "SQLite page cache of plotqd's connection, KiB (0: SQLite's 2000)")
+      .range(0, 4 * 1024 * 1024);
+  s.add("PLOTQ_DB_CHECKPOINT_INTERVAL_MS", &o.checkpoint_interval_ms,
+        "WAL checkpoint from a background thread this often, ms (0: inside the writer's commits)")
+      .range(0, 3'600'000);
+  s.add("PLOTQ_DB_WAL_RESTART_PAGES", &o.wal_restart_pages,
+        "WAL frames that make a background checkpoint a TRUNCATE (the WAL starts over)")
+      .range(1, 1 << 24);
+}
+
 Options options_from_env() {
   Options o;
-  o.synchronous_full = env_bool("PLOTQ_DB_SYNCHRONOUS_FULL", o.synchronous_full);
-  o.busy_timeout_ms = int(env_int("PLOTQ_DB_BUSY_TIMEOUT_MS", o.busy_timeout_ms, 0, 600000));
-  o.cache_kib = int(env_int("PLOTQ_DB_CACHE_KIB", o.cache_kib, 0, 4 * 1024 * 1024));
-  o.checkpoint_interval_ms = int(env_int("PLOTQ_DB_CHECKPOINT_INTERVAL_MS", o.checkpoint_interval_ms, 0, 3600000));
-  o.wal_restart_pages = int(env_int("PLOTQ_DB_WAL_RESTART_PAGES", o.wal_restart_pages, 1, 1 << 24));
+  Settings s;
+  register_settings(s, o);
+  load_or_throw(s);
   return o;
 }
 

@@ -15,6 +15,10 @@
 
 struct sqlite3_stmt;
 
+namespace plotq {
+class Settings;
+}
+
 namespace plotq::store {
 
 struct Options {
@@ -33,8 +37,9 @@ struct Options {
   int wal_restart_pages = 4096;
 };
 
-// Options from PLOTQ_DB_SYNCHRONOUS_FULL, PLOTQ_DB_BUSY_TIMEOUT_MS, PLOTQ_DB_CACHE_KIB,
-// PLOTQ_DB_CHECKPOINT_INTERVAL_MS and PLOTQ_DB_WAL_RESTART_PAGES (throws ConfigError when malformed).
+// Registers every Options field as its PLOTQ_DB_* setting (db.cpp: name, bound, reason).
+void register_settings(Settings& s, Options& o);
+// The registration loaded alone from the environment; throws plotq::ConfigError when malformed.
 Options options_from_env();
 
 class Db {

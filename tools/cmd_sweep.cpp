@@ -470,8 +470,7 @@ int sweep_run(const std::string& db_path, Args args) {
 
   // The launcher's structured log (zygote starts and their preload times, job ends) would bury the
   // progress lines: off unless PLOTQ_SWEEP_LOG=1 asks for it (diagnosing a slow or failing sweep).
-  const char* sweep_log = std::getenv("PLOTQ_SWEEP_LOG");
-  set_log_enabled(sweep_log && std::string(sweep_log) == "1");
+  set_log_enabled(runs::bare_config_from_env().sweep_log);
   boost::asio::io_context io{1};
   std::string job_prefix = "sweep-" + random_hex(6);
   std::vector<std::string> themes = split_list(sweep.themes);

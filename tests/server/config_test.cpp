@@ -6,7 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "server/config.hpp"
+#include "common/settings.hpp"
+#include "runs/sweep_bare.hpp"
 #include "server/plotqd_config.hpp"
 
 using namespace plotq::server;
@@ -223,30 +224,68 @@ TEST_CASE("config: cross-field checks", "[config]") {
   CHECK(check_config(ok).empty());
 }
 
-TEST_CASE("config: help lists every setting - README documents every setting", "[config]") {
+TEST_CASE("config: help lists every setting - README tables name only registered settings", "[config]") {
   PlotqdConfig c;
   Settings s;
   register_settings(s, c);
   std::string help = s.help_text();
-  std::ifstream in(std::string(PLOTQ_SOURCE_DIR) + "/server/README.md");
-  REQUIRE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string readme = ss.str();
+  plotq::runs::BareConfig bare;  // plotq sweep's own (the CLI's, so not in plotqd's --help)
+  Settings sweep;
+  plotq::runs::register_sweep_settings(sweep, bare);
   std::set<std::string> registered;
   for (const Setting& st : s.all()) {
     INFO(st.name());
     registered.insert(st.name());
     CHECK(help.find(st.name()) != std::string::npos);
-    CHECK(readme.find("`" + st.name() + "`") != std::string::npos);
     CHECK_FALSE(st.help().empty());
   }
-  // ... and the README's settings table names nothing that does not exist.
+  for (const Setting& st : sweep.all()) registered.insert(st.name());
+  // A settings table in any folder's README names nothing that does not exist (docs/settings.md
+  // is the full list; a README may show a few of its own).
   std::regex row(R"(\|\s*`(PLOTQ_[A-Z0-9_]+)`\s*\|)");
-  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), row); it != std::sregex_iterator(); ++it) {
-    INFO((*it)[1].str());
-    CHECK(registered.count((*it)[1].str()) == 1);
+  int rows = 0;
+  for (const char* readme_path : {"server/README.md", "sandbox/README.md", "sandbox/figure/README.md", "store/README.md",
+                                  "queue/README.md", "runs/README.md", "tools/README.md", "README.md"}) {
+    std::ifstream in(std::string(PLOTQ_SOURCE_DIR) + "/" + readme_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string readme = ss.str();
+    for (auto it = std::sregex_iterator(readme.begin(), readme.end(), row); it != std::sregex_iterator(); ++it) {
+      INFO(readme_path << ": " << (*it)[1].str());
+      CHECK(registered.count((*it)[1].str()) == 1);
+      ++rows;
+    }
   }
+  CHECK(rows > 0);  // the scan really read the tables
+}
+
+// docs/settings.md is the registry printed: every setting's name, type, default, bound and why, under
+// the file that declares it. Regenerate it with the file this test writes when they differ.
+TEST_CASE("config: docs/settings.md is the registry as generated", "[config]") {
+  PlotqdConfig c;
+  Settings s;
+  register_settings(s, c);
+  // Longest prefix first: the build dir may lie inside the source dir.
+  // The sweep's own settings belong to the CLI (plotq sweep), not to plotqd: their own section.
+  plotq::runs::BareConfig bare;
+  s.section("plotq sweep (runs/README.md)", "runs/settings.cpp");
+  plotq::runs::register_sweep_settings(s, bare);
+  std::string want = s.markdown({{PLOTQ_BINARY_DIR, "<build>"}, {PLOTQ_SOURCE_DIR, "<home>"}});
+  std::ifstream in(std::string(PLOTQ_SOURCE_DIR) + "/docs/settings.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string fresh = std::string(PLOTQ_BINARY_DIR) + "/settings.md";
+  if (ss.str() != want) {
+    std::ofstream(fresh) << want;
+    FAIL("docs/settings.md is stale: cp " << fresh << " " << PLOTQ_SOURCE_DIR << "/docs/settings.md");
+  }
+  for (const Setting& st : s.all()) {
+    INFO(st.name());
+    CHECK(want.find("| `" + st.name() + "` |") != std::string::npos);
+  }
+  // The defaults printed are the code's (the drift this file replaces: a README said 30 s here).
+  CHECK(want.find("| `PLOTQ_FIGURE_START_TIMEOUT_S` | number | `" +
+                  nlohmann::json(c.figure.figure_start_timeout_s).dump() + "` |") != std::string::npos);
 }
 
 // plotqd maps every sandbox::Config / FigureConfig field itself; the CLI and tests still read them

@@ -1,11 +1,17 @@
-// The registry of every PLOTQ_* setting. Each module keeps its own plain Config struct whose member
-// initialisers are the defaults; the server maps each field to an environment variable with one line:
+// The registry of every PLOTQ_* setting (nsjail's config.proto, SQLite's sqliteLimit.h: each limit
+// declared once with its bound and its reason). Each module keeps its own plain Config struct whose
+// member initialisers are the defaults, and registers its fields next to it with one line each:
 //
-//   s.add("PLOTQ_HTTP_BODY_LIMIT", &cfg.http.body_limit, "largest request body, bytes").range(1024, 1 << 30);
+//   s.add("PLOTQ_RLIMIT_NOFILE", &c.rlimit_nofile, "open files per job process").range(16, 1 << 20);
 //
+// (sandbox/config_settings.cpp, queue/config.cpp, store/db.cpp, runs/..., server/settings.cpp). plotqd
+// registers every module's settings in one Settings and loads them once; a module's own
+// *_from_env() is the same registration loaded alone (the CLI). `plotqd --help` prints the registry,
+// and tests hold each README's settings table to it.
 // The default is the field's value when add() is called (so it lives in one place, the struct).
-// Supported field types: integers, double, bool, std::string, std::chrono durations (given in seconds,
-// decimals allowed). Anything else: add_custom(). An empty variable counts as unset.
+// Supported field types: integers, double, bool, std::string, std::vector<std::string> (comma
+// separated, empty items dropped), std::chrono durations (given in seconds, decimals allowed).
+// Anything else: add_custom(). An empty variable counts as unset.
 #pragma once
 #include <chrono>
 #include <deque>
@@ -17,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace plotq::server {
+namespace plotq {
 
 class Setting {
  public:
@@ -68,6 +74,13 @@ class Setting {
 std::string parse_integer(std::string_view text, bool is_signed, long double min, long double max, long double* out);
 std::string parse_number(std::string_view text, long double min, long double max, double* out);
 std::string parse_bool(std::string_view text, bool* out);
+// "a,b,,c" -> {"a", "b", "c"}: the one comma-list rule of every list setting.
+std::vector<std::string> split_list(std::string_view text);
+
+class Settings;
+// Loads a module's registration alone from the environment (what a module's *_from_env() does for
+// the CLI); throws plotq::ConfigError naming every bad value, so nothing falls back silently.
+void load_or_throw(Settings& s);
 
 class Settings {
  public:
@@ -89,7 +102,15 @@ class Settings {
   // PLOTQ_* names present in env ("NAME=value" strings, like environ) that nobody registered.
   std::vector<std::string> unknown_names(const char* const* env) const;
 
+  // Settings added from now on belong to this section: a title and the file that declares them
+  // (docs/settings.md groups by it, so each setting's declaration is one step away).
+  void section(std::string title, std::string declared_in);
+
   nlohmann::json to_json() const;  // {"PLOTQ_X": value, ...}, secrets masked
+  // docs/settings.md: per section, a table of name, type, default, bound and why. `aliases`
+  // replace build-specific prefixes in defaults ({"/src/plotq", "<home>"}), so the file is the same
+  // for every checkout.
+  std::string markdown(const std::vector<std::pair<std::string, std::string>>& aliases = {}) const;
   std::string help_text() const;   // one block per setting: name, type, default, range, help
   const std::deque<Setting>& all() const { return settings_; }
   const Setting* find(std::string_view name) const;
@@ -97,6 +118,11 @@ class Settings {
  private:
   Setting& insert(Setting s);
   std::deque<Setting> settings_;  // deque: references returned by add() stay valid
+  struct Section {
+    std::string title, declared_in;
+    std::size_t first;  // index of its first setting
+  };
+  std::vector<Section> sections_;
 };
 
 // ---- template implementation ------------------------------------------------------------------
@@ -149,6 +175,15 @@ Setting& Settings::add(std::string name, T* field, std::string help) {
           return err;
         },
         [field] { return nlohmann::json(std::chrono::duration<double>(*field).count()); }));
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    return insert(Setting(
+        std::move(name), "list", std::move(help),
+        [field](const Setting& st, std::string_view t) {
+          std::string err = st.validate_text(t);
+          if (err.empty()) *field = split_list(t);
+          return err;
+        },
+        [field] { return nlohmann::json(*field); }));
   } else if constexpr (std::is_same_v<T, std::string>) {
     return insert(Setting(
         std::move(name), "string", std::move(help),
@@ -163,4 +198,4 @@ Setting& Settings::add(std::string name, T* field, std::string help) {
   }
 }
 
-}  // namespace plotq::server
+}  // namespace plotq

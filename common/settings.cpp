@@ -1,4 +1,6 @@
-#include "server/config.hpp"
+#include "common/settings.hpp"
+
+#include "common/env.hpp"
 
 #include <cerrno>
 #include <charconv>
@@ -8,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace plotq::server {
+namespace plotq {
 namespace {
 
 std::string number_text(long double x) {
@@ -124,6 +126,26 @@ std::string parse_bool(std::string_view t, bool* out) {
   return {};
 }
 
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    if (comma > start) out.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+void load_or_throw(Settings& s) {
+  std::vector<std::string> errors = s.load_from_environment();
+  if (errors.empty()) return;
+  std::string all;
+  for (const auto& e : errors) all += (all.empty() ? "" : "; ") + e;
+  throw ConfigError("bad settings: " + all);
+}
+
 Setting& Settings::insert(Setting s) {
   const std::string& n = s.name();
   bool ok = n.size() > 6 && n.rfind("PLOTQ_", 0) == 0;
@@ -194,6 +216,42 @@ nlohmann::json Settings::to_json() const {
   return j;
 }
 
+void Settings::section(std::string title, std::string declared_in) {
+  sections_.push_back(Section{std::move(title), std::move(declared_in), settings_.size()});
+}
+
+std::string Settings::markdown(const std::vector<std::pair<std::string, std::string>>& aliases) const {
+  std::ostringstream os;
+  os << "# Settings\n\n"
+        "Every `PLOTQ_*` variable plotqd reads, generated from the registry (common/settings.hpp) by\n"
+        "tests/server/config_test.cpp, which fails when this file is stale. Each section names the file\n"
+        "that declares its settings. An empty variable counts as unset; a bad value stops plotqd (and the\n"
+        "CLI) with a message naming it.\n";
+  for (std::size_t i = 0; i < sections_.size(); ++i) {
+    const Section& sec = sections_[i];
+    std::size_t end = i + 1 < sections_.size() ? sections_[i + 1].first : settings_.size();
+    if (sec.first >= end) continue;
+    os << "\n## " << sec.title << "\n\nDeclared in `" << sec.declared_in << "`.\n\n"
+       << "| setting | type | default | bound | why |\n|---|---|---|---|---|\n";
+    for (std::size_t k = sec.first; k < end; ++k) {
+      const Setting& st = settings_[k];
+      std::string d = json_text(st.default_value());
+      if (st.is_secret()) d = "";
+      for (const auto& [prefix, alias] : aliases)
+        if (!prefix.empty() && d.rfind(prefix, 0) == 0) d = alias + d.substr(prefix.size());
+      std::string help = st.help();
+      for (char& c : help)
+        if (c == '|') c = '/';
+      std::string bound = st.constraint_text();
+      for (char& c : bound)
+        if (c == '|') c = ',';
+      os << "| `" << st.name() << "` | " << st.type() << " | " << (d.empty() ? "" : "`" + d + "`") << " | " << bound
+         << " | " << help << " |\n";
+    }
+  }
+  return os.str();
+}
+
 std::string Settings::help_text() const {
   std::ostringstream os;
   for (const Setting& s : settings_) {
@@ -207,4 +265,4 @@ std::string Settings::help_text() const {
   return os.str();
 }
 
-}  // namespace plotq::server
+}  // namespace plotq
