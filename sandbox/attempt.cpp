@@ -64,7 +64,9 @@ ConfineSpec LauncherState::confine_spec(const std::shared_ptr<Job>& job, bool wa
   std::uint32_t ns_uid = 1 + static_cast<std::uint32_t>(job->slot);
   spec.uid = spec.gid = warm_path ? ns_uid : uids.job_uid(static_cast<std::uint32_t>(job->slot));
   spec.drop_groups = !warm_path;
-  spec.rlimits.as_bytes = config.rlimit_as_mb << 20;
+  bool plot_like = job->spec.mode == "plot" || job->spec.mode == "figure";
+  bool memory_bounded = slot.cgroup.valid() && layers.active("cgroup_memory");
+  spec.rlimits.as_bytes = (plot_like && memory_bounded ? config.plot_rlimit_as_mb : config.rlimit_as_mb) << 20;
   spec.rlimits.nproc = config.rlimit_nproc;
   spec.rlimits.cpu_s = job->cpu_limit_s;
   spec.rlimits.fsize_bytes = config.rlimit_fsize_mb << 20;
