@@ -14,7 +14,13 @@
 // least 1 s), as between chat turns; "back-to-back" sends the next render as soon as the last
 // answered, so every draw after the first also waits for a fresh page to be made.
 //
-//   render_bench [N]
+// Per library (issue 14's table): one catalogue file of each of the eight libraries, warm in the
+// sandbox (back to back, as in a sweep) against the same file run by the runtime's interpreter in a
+// fresh process, bare. Bare figure files (plotly, bokeh) run with figurecapture installed, as the
+// sweep's bare mode does, and stop at their JSON: their bare time holds no drawing, so their ratio
+// is an upper bound.
+//
+//   render_bench [N] [libraries=all|none|matplotlib,seaborn,...]
 #include <dirent.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -123,6 +129,49 @@ double tree_cpu_s(pid_t root) {
   return total;
 }
 
+// Pss and Rss (KiB) of a process and all its descendants (smaps_rollup): a zygote with its spares.
+std::pair<double, double> tree_memory_kb(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  DIR* d = ::opendir("/proc");
+  if (!d) return {0, 0};
+  while (dirent* e = ::readdir(d)) {
+    pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::string stat = read_text(fs::path("/proc") / e->d_name / "stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream in(stat.substr(close + 2));
+    std::string state, ppid;
+    in >> state >> ppid;
+    parent[pid] = static_cast<pid_t>(std::atoi(ppid.c_str()));
+  }
+  ::closedir(d);
+  double pss = 0, rss = 0;
+  for (const auto& [pid, pp] : parent) {
+    pid_t p = pid;
+    bool under = false;
+    for (int depth = 0; depth < 64 && p > 1 && !under; ++depth) {
+      under = p == root;
+      auto it = parent.find(p);
+      if (it == parent.end()) break;
+      p = it->second;
+    }
+    if (!under) continue;
+    std::istringstream rollup(read_text(fs::path("/proc") / std::to_string(pid) / "smaps_rollup"));
+    std::string key;
+    double kb;
+    std::string unit;
+    std::string line;
+    while (std::getline(rollup, line)) {
+      std::istringstream l(line);
+      if (!(l >> key >> kb >> unit)) continue;
+      if (key == "Pss:") pss += kb;
+      if (key == "Rss:") rss += kb;
+    }
+  }
+  return {pss, rss};
+}
+
 void run_for(boost::asio::io_context& io, std::chrono::milliseconds d) {
   auto until = Clock::now() + d;
   while (Clock::now() < until) {
@@ -144,8 +193,9 @@ void wait_renderer_idle(boost::asio::io_context& io, const sb::FigureRenderer& f
   }
 }
 
-// The baseline: the same plot file with a bare interpreter in a fresh dir.
-double bare_plot(const std::string& python, const std::string& source) {
+// The baseline: the same plot file with a bare interpreter in a fresh dir. `capture` (figure
+// libraries): the runner installs figurecapture first and the file's JSON is its output.
+double bare_plot(const std::string& python, const std::string& source, bool capture = false) {
   fs::path dir = fs::temp_directory_path() / ("plotq-render-bench-bare-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "plot.py") << source;
@@ -155,7 +205,12 @@ double bare_plot(const std::string& python, const std::string& source) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
-  char* argv[] = {const_cast<char*>(python.c_str()), const_cast<char*>("plot.py"), nullptr};
+  std::string runner = "import runpy, sys; sys.path.insert(0, " + std::string("'") + PLOTQ_SOURCE_DIR +
+                       "/sandbox/harness'); import figurecapture; figurecapture.install('plot-light.json', "
+                       "source=open('plot.py').read()); runpy.run_path('plot.py', run_name='__main__')";
+  char* argv_plain[] = {const_cast<char*>(python.c_str()), const_cast<char*>("plot.py"), nullptr};
+  char* argv_capture[] = {const_cast<char*>(python.c_str()), const_cast<char*>("-c"), runner.data(), nullptr};
+  char** argv = capture ? argv_capture : argv_plain;
   char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("ANYPLOT_THEME=light"),
                   const_cast<char*>("MPLBACKEND=Agg"), home.data(), nullptr};
   int rc = posix_spawn(&pid, python.c_str(), &fa, nullptr, argv, envp);
@@ -164,8 +219,11 @@ double bare_plot(const std::string& python, const std::string& source) {
   int st = 0;
   waitpid(pid, &st, 0);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && fs::exists(dir / "plot-light.png");
-  fs::remove(dir / "plot-light.png");
+  const char* out = capture ? "plot-light.json" : "plot-light.png";
+  bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && fs::exists(dir / out);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename() != "plot.py") fs::remove_all(e.path(), ec);
   return ok ? ms : -1;
 }
 
@@ -173,11 +231,12 @@ double bare_plot(const std::string& python, const std::string& source) {
 
 int main(int argc, char** argv) {
   std::size_t n = argc > 1 ? static_cast<std::size_t>(std::max(1, std::atoi(argv[1]))) : 20;
+  std::string libraries = argc > 2 ? argv[2] : "all";
   plotq::set_log_enabled(false);
   sb::Config config = sb::config_from_env();
   // The default runs dir and lock dir (jobs cannot see a runs dir under /tmp; a private lock dir
   // lets launchers in two processes pick the same uids).
-  config.warm_modes = {"plot", "figure"};
+  config.warm_modes = {"data", "plot", "figure"};
   config.min_mem_available_mb = 0;
   boost::asio::io_context io;
   int rc = 0;
@@ -207,6 +266,17 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("render_bench: %zu renders per row, one at a time (the render slot)\n", n);
+    while (!launcher.zygote_ready("data") && Clock::now() < until) {
+      if (io.stopped()) io.restart();
+      io.run_one_for(std::chrono::milliseconds(50));
+    }
+    run_for(io, std::chrono::milliseconds(2000));  // the spares forked
+    for (const char* mode : {"data", "plot", "figure"}) {
+      auto pid = launcher.zygote_pid(mode);
+      if (!pid) continue;
+      auto [pss, rss] = tree_memory_kb(*pid);
+      std::printf("zygote %-6s (with its spares): PSS %.1f MiB, RSS %.1f MiB\n", mode, pss / 1024, rss / 1024);
+    }
 
     auto series = [&](const char* name, runs::RenderRequest req, bool spaced) {
       std::vector<double> total, step, draw, cpu, spawn, run_phase;
@@ -265,6 +335,50 @@ int main(int argc, char** argv) {
     std::printf("  matplotlib warm render p50 / bare p50 = %.2f\n", warm_mpl.p50 / b.p50);
     std::printf("  plotly figure (spaced) p50 %.1f ms (target <= 400 ms): %s\n", warm_fig.p50,
                 warm_fig.p50 <= 400 ? "met" : "NOT met");
+
+    // Per library: the same catalogue file warm in the sandbox and bare in a fresh interpreter.
+    struct LibraryFile {
+      const char* library;
+      const char* spec;
+      bool figure;
+    };
+    const LibraryFile files[] = {
+        {"matplotlib", "line-basic", false}, {"seaborn", "scatter-basic", false},
+        {"plotnine", "line-basic", false},   {"altair", "line-basic", false},
+        {"pygal", "line-basic", false},      {"letsplot", "scatter-basic", false},
+        {"plotly", "scatter-basic", true},   {"bokeh", "scatter-basic", true},
+    };
+    std::vector<std::string> table;
+    for (const auto& f : files) {
+      if (libraries == "none") break;
+      if (libraries != "all" && ("," + libraries + ",").find("," + std::string(f.library) + ",") == std::string::npos)
+        continue;
+      runs::RenderRequest req = mpl;
+      req.job_id = std::string("bench-") + f.library;
+      req.library = f.library;
+      req.source = catalogue(f.spec, f.library);
+      Stats warm = series((std::string(f.library) + " " + f.spec + ", warm, back-to-back").c_str(), req, false);
+      std::vector<double> bare_ms;
+      bare_plot(config.python, req.source, f.figure);
+      for (std::size_t i = 0; i < n; ++i) {
+        double ms = bare_plot(config.python, req.source, f.figure);
+        if (ms >= 0) bare_ms.push_back(ms);
+      }
+      if (bare_ms.empty()) {
+        std::fprintf(stderr, "%s: the bare run failed\n", f.library);
+        rc = 1;
+        continue;
+      }
+      Stats b2 = stats(bare_ms);
+      char line[256];
+      std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.1f | %.2f |%s", f.library, f.spec, warm.p50, b2.p50,
+                    warm.p50 / b2.p50, f.figure ? " bare stops at the JSON" : "");
+      table.push_back(line);
+    }
+    if (!table.empty()) {
+      std::printf("\n| library | file | sandbox warm p50 ms | bare p50 ms | ratio (target <= 0.5) |\n|---|---|---|---|---|\n");
+      for (const auto& line : table) std::printf("%s\n", line.c_str());
+    }
   }
   std::error_code ec;
   fs::remove_all(fs::temp_directory_path() / ("plotq-render-bench-bare-" + std::to_string(::getpid())), ec);
