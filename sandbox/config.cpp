@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 
 #include "common/env.hpp"
@@ -106,6 +107,16 @@ std::string exec_arm_module(const Config& c) {
 
 Config resolved(Config c) {
   if (c.harness_dir.empty()) c.harness_dir = project_home() + "/sandbox/harness";
+  // A runtime venv reached through a link from a checkout jobs cannot see (tools/runtime.sh puts
+  // it under /var/lib/plotq then): exec it by its real directory. Only the directory is resolved:
+  // the venv's bin/python is itself a link to the base interpreter, and following it would leave
+  // the venv.
+  if (hidden_in_jobs(c, c.python)) {
+    std::error_code ec;
+    std::filesystem::path p(c.python);
+    std::filesystem::path dir = std::filesystem::canonical(p.parent_path(), ec);
+    if (!ec && !hidden_in_jobs(c, (dir / p.filename()).string())) c.python = (dir / p.filename()).string();
+  }
   if (c.confine_lib.empty()) c.confine_lib = std::string(PLOTQ_BINARY_DIR) + "/sandbox/libplotq_confine.so";
   stage_for_jobs(c);
   return c;
