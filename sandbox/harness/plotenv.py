@@ -30,9 +30,12 @@ def install_prefixes():
             found.append(entry)
     out = []
     for path in found:
-        path = os.path.normpath(path)
-        if os.path.isabs(path) and path != "/" and path not in out:
-            out.append(path)
+        # Also the real path: a venv reached through a link (a checkout under /tmp keeps its venv
+        # elsewhere, tools/runtime.sh) is read by its real name wherever a library resolves a
+        # path (matplotlib's get_font opens os.path.realpath(font)).
+        for candidate in (os.path.normpath(path), os.path.realpath(path)):
+            if os.path.isabs(candidate) and candidate != "/" and candidate not in out:
+                out.append(candidate)
     return tuple(out)
 
 
@@ -52,6 +55,7 @@ def data_read_roots():
     matplotlib = sys.modules.get("matplotlib")
     if matplotlib is not None:
         prefixes.append(os.path.normpath(matplotlib.get_data_path()))
+        prefixes.append(os.path.realpath(matplotlib.get_data_path()))
     for path in zoneinfo.TZPATH:
         prefixes.append(os.path.normpath(path))
     font_manager = sys.modules.get("matplotlib.font_manager")
@@ -60,6 +64,7 @@ def data_read_roots():
         name = getattr(entry, "fname", None)
         if isinstance(name, str) and os.path.isabs(name):
             files.add(os.path.normpath(name))
+            files.add(os.path.realpath(name))
     return tuple(p for p in prefixes if os.path.isabs(p) and p != "/"), frozenset(files)
 
 
