@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/text.hpp"
 #include "runs/libraries.hpp"
 #include "runs/record_fields.hpp"
 #include "sandbox/figure_renderer.hpp"
@@ -23,12 +24,6 @@ constexpr const char* kResultFile = "result.json";
 // result.json is a flat object; anything nested deeper is not a harness record.
 constexpr int kMaxRecordDepth = 8;
 
-std::size_t utf8_chars(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
 
 bool matches(const std::string& s, std::size_t max_len, bool upper_ok) {
   if (s.empty() || s.size() > max_len) return false;
@@ -40,27 +35,6 @@ bool matches(const std::string& s, std::size_t max_len, bool upper_ok) {
   return true;
 }
 
-// Nesting depth of a JSON text, brackets outside strings counted without parsing: a record is
-// parsed only when it is shallow (nlohmann destroys values recursively).
-bool shallow_json(const std::string& text, int max_depth) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
 
 
 
@@ -190,7 +164,7 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   // The record is written inside the sandbox: it counts only when it agrees with the process.
   nlohmann::json rec;
   auto rec_text = job.outputs.find(kResultFile);
-  if (rec_text != job.outputs.end() && shallow_json(rec_text->second, kMaxRecordDepth))
+  if (rec_text != job.outputs.end() && json_depth(rec_text->second) <= kMaxRecordDepth)
     rec = nlohmann::json::parse(rec_text->second, nullptr, false);
   int exit_code = job.exit_code.value_or(-1);
   auto rec_exit = int_field(rec, "exit_code");

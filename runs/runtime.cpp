@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/text.hpp"
 #include "sandbox/output.hpp"
 
 namespace plotq::runs {
@@ -48,21 +49,7 @@ Runtime parse_runtime(const std::string& text) {
   Runtime r;
   // The manifest is flat but for its packages object; a deeper text is not one (and nlohmann
   // would recurse through it).
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > 2) return invalid(r);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
+  if (json_depth(text) > 2) return invalid(r);
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return invalid(r);
   auto str = [&](const char* k) -> std::string {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/text.hpp"
 #include "common/sha256.hpp"
 #include "runs/libraries.hpp"
 #include "runs/render_interpret.hpp"
@@ -106,12 +107,6 @@ bool valid_utf8(const std::string& s) {
   return true;
 }
 
-std::size_t utf8_chars(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
 
 SweepTask load_sweep_task(const SweepFile& file, std::size_t index) {
   SweepTask t;

@@ -5,6 +5,7 @@
 // lets-plot; a stem no library has is kept as it is and answers invalid_library). A file's task carries its bytes, sha256 and
 // the data.csv found beside it, if any.
 #pragma once
+#include "common/text.hpp"
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -45,7 +46,7 @@ struct SweepTask {
 // (runs/render_job.hpp: kMaxRenderSourceChars, kMaxDataCsvChars, counted in UTF-8 characters).
 SweepTask load_sweep_task(const SweepFile& file, std::size_t index);
 
-std::size_t utf8_chars(const std::string& s);
+using plotq::utf8_chars;  // common/text.hpp
 bool valid_utf8(const std::string& s);
 
 }  // namespace plotq::runs

@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 
 #include "common/base64.hpp"
+#include "common/text.hpp"
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/data_runner.hpp"
@@ -37,12 +38,6 @@ bool valid_library(std::string_view s) {
   return true;
 }
 
-std::size_t utf8_chars(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
 
 nlohmann::json theme_json(const runs::ThemeRun& t) {
   return {

@@ -6,11 +6,6 @@
 
 namespace plotq::server {
 
-std::size_t utf8_chars(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
-  return n;
-}
 
 namespace {
 

@@ -3,6 +3,7 @@
 //   action: {kind:"data", code, source_language:"python"} | {kind:"plot", code, library, themes:[...]}
 //   scope:  "out_of_scope" | "attack" | "needs_data"   (the assistant role only; checked by the route)
 #pragma once
+#include "common/text.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,7 +36,6 @@ struct ParsedMessage {
 };
 ParsedMessage parse_message(std::string_view body, const TurnConfig& c);
 
-// UTF-8 code points in s (s must be valid UTF-8).
-std::size_t utf8_chars(std::string_view s);
+using plotq::utf8_chars;  // common/text.hpp
 
 }  // namespace plotq::server
