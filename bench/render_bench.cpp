@@ -341,11 +341,12 @@ int main(int argc, char** argv) {
       const char* library;
       const char* spec;
       bool figure;
+      const char* stem = nullptr;  // the catalogue's file name when it is not the library's
     };
     const LibraryFile files[] = {
         {"matplotlib", "line-basic", false}, {"seaborn", "scatter-basic", false},
         {"plotnine", "line-basic", false},   {"altair", "line-basic", false},
-        {"pygal", "line-basic", false},      {"letsplot", "scatter-basic", false},
+        {"pygal", "line-basic", false},      {"lets-plot", "scatter-basic", false, "letsplot"},
         {"plotly", "scatter-basic", true},   {"bokeh", "scatter-basic", true},
     };
     std::vector<std::string> table;
@@ -356,7 +357,7 @@ int main(int argc, char** argv) {
       runs::RenderRequest req = mpl;
       req.job_id = std::string("bench-") + f.library;
       req.library = f.library;
-      req.source = catalogue(f.spec, f.library);
+      req.source = catalogue(f.spec, f.stem ? f.stem : f.library);
       Stats warm = series((std::string(f.library) + " " + f.spec + ", warm, back-to-back").c_str(), req, false);
       std::vector<double> bare_ms;
       bare_plot(config.python, req.source, f.figure);
