@@ -31,7 +31,7 @@ struct PlotqdConfig {
   TurnConfig turns;              // chat turns: per-user limits, wire caps, run timeouts (server/limits.hpp)
   sandbox::Config sandbox;       // sandbox/README.md (same PLOTQ_* names as sandbox::config_from_env())
   sandbox::FigureConfig figure;  // sandbox/figure/README.md (same names as sandbox::figure_config_from_env())
-  runs::RenderConfig render;     // runs/settings.cpp (routes load it again with runs::render_config_from_env())
+  runs::RenderConfig render;     // runs/settings.cpp (every Renderer plotqd makes uses it)
 };
 
 // Registers every setting of c in s (defaults = the fields' current values).

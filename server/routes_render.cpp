@@ -164,7 +164,7 @@ void register_render_routes(App& app) {
       r->lease = std::move(lease);
       r->running = true;
       double slot_wait = seconds_since(started);
-      r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, runs::render_config_from_env(),
+      r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, app.config.render,
                                                      app.runtime);
       r->handle = r->renderer->render(std::move(rr), [&app, weak_run, weak_job, who, slot_wait,
                                                       started](runs::RenderResult result) {

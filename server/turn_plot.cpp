@@ -83,7 +83,7 @@ void render_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::Run
 }  // namespace
 
 std::unique_ptr<runs::Renderer> make_renderer(App& app) {
-  return std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, runs::render_config_from_env(),
+  return std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, app.config.render,
                                           app.runtime);
 }
 
