@@ -93,12 +93,12 @@ double render_one(boost::asio::io_context& io, runs::Renderer& r, const runs::Re
   return ms;
 }
 
-// User+system seconds of a process and all its descendants (host /proc view).
-double tree_cpu_s(pid_t root) {
-  std::map<pid_t, std::pair<pid_t, double>> procs;  // pid -> (ppid, cpu s)
-  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+// A process and all its descendants (host /proc view), with each one's /proc/<pid>/stat fields
+// after the name (state, ppid, ...).
+std::map<pid_t, std::vector<std::string>> process_tree(pid_t root) {
+  std::map<pid_t, std::vector<std::string>> all;
   DIR* d = ::opendir("/proc");
-  if (!d) return 0;
+  if (!d) return {};
   while (dirent* e = ::readdir(d)) {
     pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid <= 0) continue;
@@ -109,59 +109,41 @@ double tree_cpu_s(pid_t root) {
     std::string field;
     std::vector<std::string> f;
     while (in >> field && f.size() < 13) f.push_back(field);
-    if (f.size() < 13) continue;  // state ppid ... utime(12th) stime(13th) after the name
-    procs[pid] = {static_cast<pid_t>(std::atoi(f[1].c_str())), (std::atof(f[11].c_str()) + std::atof(f[12].c_str())) / ticks};
+    if (f.size() >= 2) all[pid] = std::move(f);
   }
   ::closedir(d);
-  double total = 0;
-  for (const auto& [pid, info] : procs) {
+  std::map<pid_t, std::vector<std::string>> tree;
+  for (const auto& [pid, f] : all) {
     pid_t p = pid;
     for (int depth = 0; depth < 64 && p > 1; ++depth) {
       if (p == root) {
-        total += info.second;
+        tree[pid] = f;
         break;
       }
-      auto it = procs.find(p);
-      if (it == procs.end()) break;
-      p = it->second.first;
+      auto it = all.find(p);
+      if (it == all.end()) break;
+      p = static_cast<pid_t>(std::atoi(it->second[1].c_str()));
     }
   }
+  return tree;
+}
+
+// User+system seconds of a process and all its descendants.
+double tree_cpu_s(pid_t root) {
+  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  double total = 0;
+  for (const auto& [pid, f] : process_tree(root))
+    if (f.size() >= 13) total += (std::atof(f[11].c_str()) + std::atof(f[12].c_str())) / ticks;  // utime, stime
   return total;
 }
 
 // Pss and Rss (KiB) of a process and all its descendants (smaps_rollup): a zygote with its spares.
 std::pair<double, double> tree_memory_kb(pid_t root) {
-  std::map<pid_t, pid_t> parent;
-  DIR* d = ::opendir("/proc");
-  if (!d) return {0, 0};
-  while (dirent* e = ::readdir(d)) {
-    pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (pid <= 0) continue;
-    std::string stat = read_text(fs::path("/proc") / e->d_name / "stat");
-    auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream in(stat.substr(close + 2));
-    std::string state, ppid;
-    in >> state >> ppid;
-    parent[pid] = static_cast<pid_t>(std::atoi(ppid.c_str()));
-  }
-  ::closedir(d);
   double pss = 0, rss = 0;
-  for (const auto& [pid, pp] : parent) {
-    pid_t p = pid;
-    bool under = false;
-    for (int depth = 0; depth < 64 && p > 1 && !under; ++depth) {
-      under = p == root;
-      auto it = parent.find(p);
-      if (it == parent.end()) break;
-      p = it->second;
-    }
-    if (!under) continue;
+  for (const auto& [pid, f] : process_tree(root)) {
     std::istringstream rollup(read_text(fs::path("/proc") / std::to_string(pid) / "smaps_rollup"));
-    std::string key;
+    std::string line, key, unit;
     double kb;
-    std::string unit;
-    std::string line;
     while (std::getline(rollup, line)) {
       std::istringstream l(line);
       if (!(l >> key >> kb >> unit)) continue;
