@@ -1,5 +1,5 @@
 // Store errors carry a fixed code so callers map them to HTTP answers and CLI exit codes without
-// parsing messages. Vocabulary (see store/README.md):
+// parsing messages. Vocabulary (see docs/store.md, "Error codes"):
 //   db_open      the file could not be created/opened (permissions, not a regular file, symlink)
 //   db_missing   a read-only open of a file that does not exist
 //   busy         the database stayed locked longer than busy_timeout
