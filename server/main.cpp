@@ -170,7 +170,6 @@ int run(int argc, char** argv) {
     if (figures) figures->stop();
   });
 
-  int exit_code = 0;
   {
     // Installed before listening: a signal that comes right after the "listening" line is queued
     // for the handler below instead of killing the process with the default action.
@@ -211,8 +210,8 @@ int run(int argc, char** argv) {
   }
   checkpointer.reset();  // joins its thread; the writer checkpoints itself again
   db.reset();  // closes the store (WAL checkpoint on last close)
-  log_event("stopped", {{"exit_code", exit_code}});
-  return exit_code;
+  log_event("stopped");
+  return 0;
 }
 
 }  // namespace
