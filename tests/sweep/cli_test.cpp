@@ -19,9 +19,7 @@
 #include "tests/sweep/catalogue_expected.hpp"
 #include "tests/support/cli_run.hpp"
 #include "tests/sweep/helpers.hpp"
-#ifdef PLOTQD_BINARY
 #include "tests/support/test_client.hpp"
-#endif
 
 using namespace plotq;
 using namespace plotq::sweep_test;
@@ -266,7 +264,6 @@ TEST_CASE("cli: on a terminal the progress is a bar with counts, rate and ETA") 
   CHECK_FALSE(contains(text, "[1/2] "));  // no plain lines on a terminal
 }
 
-#ifdef PLOTQD_BINARY
 // --server: each file is POSTed to a running plotqd's /render; the outcomes are the catalogue's
 // documented ones, exactly as in process and bare.
 TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogue's outcomes") {
@@ -300,4 +297,3 @@ TEST_CASE("cli: a sweep against a running plotqd (--server) records the catalogu
   auto ledger = store::Db::open(t.file("server/plotqd.db"));
   CHECK(ledger->sql().execAndGet("SELECT count(*) FROM runs WHERE kind = 'render'").getInt() >= 13);
 }
-#endif
