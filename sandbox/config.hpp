@@ -1,6 +1,6 @@
 // Every limit and path of the sandbox, one named field each, with its default. The env-var name of a
 // field is PLOTQ_<FIELD IN UPPER CASE>, declared with its bound and its reason in
-// config_settings.cpp (register_settings; sandbox/README.md's table is tested against it). Plain
+// config_settings.cpp (register_settings; docs/settings.md is tested against it). Plain
 // data: copy it, change it, pass it to Launcher.
 #pragma once
 #include <cstdint>

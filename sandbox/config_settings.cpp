@@ -1,5 +1,5 @@
 // Every sandbox::Config field as its PLOTQ_* setting: name, field, one-line why, bound. The one
-// declaration of the sandbox's limits (sandbox/README.md's settings table is tested against it).
+// declaration of the sandbox's limits (docs/settings.md is tested against it).
 #include "common/settings.hpp"
 #include "sandbox/config.hpp"
 

@@ -10,7 +10,7 @@
 
 namespace plotq::sandbox {
 
-// Fixed vocabulary of JobResult::reason (sandbox/README.md documents each).
+// Fixed vocabulary of JobResult::reason (docs/sandbox.md, "JobResult and the reason vocabulary", documents each).
 enum class Reason {
   ok,                   // exit 0, outputs read
   nonzero_exit,         // the job exited with a code other than 0

@@ -430,7 +430,7 @@ def _preload_plot():
     _preload_plot_libraries()
 
 
-# Plot mode's other libraries (sandbox/README.md, "Warm starts per library"): every one is
+# Plot mode's other libraries (docs/sandbox.md, "Warm starts per library"): every one is
 # imported with its pre-arm part (plotlibs.install); plotnine and pygal also draw once. vl-convert
 # and lets-plot never draw here: their native engines start threads at the first conversion, and
 # a fork of a process with those threads hangs in the child's first conversion.

@@ -125,8 +125,8 @@ def child_main(sock, procs_files):
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
         cgroup_error = join_cgroups(procs_files)
-        # Job-independent preparation, off the job's latency (sandbox/README.md "spare"): the
-        # job's net/ipc/uts namespaces (~1 ms, mostly the net namespace) and numpy's seed (every
+        # Job-independent preparation, off the job's latency (docs/sandbox.md, "Warm path"): the
+        # job's net/ipc/uts namespaces (the net namespace is the slow one) and numpy's seed (every
         # child would otherwise repeat the zygote's global RandomState; a spare serves one job).
         made = SPARE_NAMESPACES if libc.unshare(SPARE_NAMESPACES) == 0 else 0
         np_random = sys.modules.get("numpy.random")
