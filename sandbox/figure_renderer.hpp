@@ -10,7 +10,7 @@
 // runs as figure_uid with its own sandbox. A job that overruns its timeout (plus
 // figure_kill_grace_s) kills the renderer; the next job gets a fresh one. The renderer is also
 // replaced after figure_restart_after jobs. A job whose renderer died under it is tried once more on
-// a fresh renderer. sandbox/figure/README.md has the protocol and codes.
+// a fresh renderer. docs/figure-renderer.md has the protocol and codes.
 #pragma once
 #include <sys/types.h>
 
