@@ -50,7 +50,7 @@ struct AttemptFacts {
 // max_rss_mb and outputs (moved out of `reads`); every other field stays default.
 JobResult judge_attempt(const AttemptFacts& facts, std::map<std::string, OutputRead> reads);
 
-// The exact start line of the harness (sandbox/harness/README.md), among the first stdout bytes.
+// The exact start line of the harness (docs/harness.md, "Records"), among the first stdout bytes.
 bool has_harness_start(const std::string& head);
 
 }  // namespace plotq::sandbox
