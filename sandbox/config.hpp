@@ -73,7 +73,7 @@ struct Config {
 
   // --- warm starts ------------------------------------------------------------------------------
   bool sandbox_cold = false;                                  // true: never use a zygote
-  // figure: plotly plot steps (issue 6: a figure render within 400 ms needs a warm plot step).
+  // figure: plotly and bokeh plot steps (a cold plot step would cost a figure render more than its draw).
   std::vector<std::string> warm_modes = {"raw", "data", "plot", "figure"};  // modes that get a zygote
   bool zygote_fallback_cold = false;  // a job waiting for a (re)starting zygote runs cold instead
   double zygote_start_timeout_s = 60;  // preload must finish within this

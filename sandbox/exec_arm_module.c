@@ -1,8 +1,8 @@
 /* plotq_exec_arm: the cold path's way to arm the exec filter (sandbox/harness/entry.py).
  *
  * A Python extension of one function, loaded by entry.py with _imp.create_dynamic: importing
- * ctypes and loading libplotq_confine.so (libseccomp, the C++ runtime) cost a cold job ~4-8 ms of
- * CPU before any user code; this module is plain C and needs only libc. The program is the one
+ * ctypes and loading libplotq_confine.so (libseccomp, the C++ runtime) would cost a cold job far
+ * more CPU before any user code; this module is plain C and needs only libc. The program is the one
  * build_exec_filter() makes with libseccomp (sandbox/seccomp_filter.cpp), written into
  * exec_filter_bpf.h at build time, so both paths install the same filter.
  *

@@ -30,8 +30,8 @@ struct LayerReport {
   const Layer* find(const std::string& name) const;
 };
 
-// Probes every layer (forks a few short-lived children; ~10 ms). cgroups: pass the Launcher's
-// setup result so that the report says what jobs really get.
+// Probes every layer (forks a few short-lived children; once per Launcher, not per job). cgroups:
+// pass the Launcher's setup result so that the report says what jobs really get.
 LayerReport probe_layers(const Config& config, const CgroupSupport& cgroups);
 
 nlohmann::json to_json(const LayerReport& r);

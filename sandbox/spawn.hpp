@@ -55,7 +55,7 @@ int spawn_cold(const ConfineSpec& spec, const ExecImage& image, const ChildFds& 
 
 // A cold helper per job slot: a small single-threaded child of the host, forked once at start,
 // already in the slot's cgroups, that forks C for each cold job of its slot. Jobs are born in the
-// cgroups (no migration, which costs an RCU grace period of 10-20 ms on v1) and the host never
+// cgroups (no migration, which waits for an RCU grace period on v1) and the host never
 // forks its own (large, multi-threaded) image per job. Message: header + the ConfineSpec bytes +
 // path, argv, env (NUL-terminated) + SCM_RIGHTS [stdout, stderr, report, status].
 class ColdHelper {

@@ -1,19 +1,19 @@
 // Checkpointer: moves WAL checkpoints off plotqd's event loop. SQLite's default is that the commit
-// that pushes the WAL past 1,000 pages runs the checkpoint itself, fsyncs included, inside that
-// commit: every ~50th chat turn paid several milliseconds. With a Checkpointer the writer's
-// connection gets wal_autocheckpoint=0 and this thread, on its own connection, runs
-// `PRAGMA wal_checkpoint(PASSIVE)` every interval (PASSIVE never waits for the writer and never
-// blocks it). Durability is unchanged in kind (synchronous=NORMAL: a commit survives a crash of
-// plotqd at once, and a power cut once a checkpoint has synced it), and the window of commits a
-// power cut could take is bounded by the interval instead of by the WAL's size.
+// that pushes the WAL past its auto-checkpoint size runs the checkpoint itself, fsyncs included,
+// inside that commit, so now and then a chat turn would hold the event loop for the fsyncs. With a
+// Checkpointer the writer's connection gets wal_autocheckpoint=0 and this thread, on its own
+// connection, runs `PRAGMA wal_checkpoint(PASSIVE)` every interval (PASSIVE never waits for the
+// writer and never blocks it). Durability is unchanged in kind (synchronous=NORMAL: a commit
+// survives a crash of plotqd at once, and a power cut once a checkpoint has synced it), and the
+// window of commits a power cut could take is bounded by the interval instead of by the WAL's size.
 //
-// The WAL must also start over now and then. SQLite restarts it only in a writer that begins
-// after a checkpoint that copied every frame, and with the checkpoints on another thread under
-// steady commits that does not happen (measured: the WAL grew by ~60 KiB per chat turn without
-// end, in plotqd and in a two-connection Python replica). So when a PASSIVE run finds at least
-// restart_pages frames in the WAL, the thread follows it with `PRAGMA wal_checkpoint(TRUNCATE)`,
-// which does the restart itself: it takes the write lock for the few frames PASSIVE left, syncs,
-// and empties the WAL. The writer waits for that run (busy_timeout), once per restart_pages frames.
+// The WAL must also start over now and then. SQLite restarts it only in a writer that begins after
+// a checkpoint that copied every frame, and with the checkpoints on another thread under steady
+// commits that does not happen (the WAL grows with every chat turn, without end). So when a PASSIVE
+// run finds at least restart_pages frames in the WAL, the thread follows it with `PRAGMA
+// wal_checkpoint(TRUNCATE)`, which does the restart itself: it takes the write lock for the few
+// frames PASSIVE left, syncs, and empties the WAL. The writer waits for that run (busy_timeout),
+// once per restart_pages frames.
 #pragma once
 #include <condition_variable>
 #include <cstdint>

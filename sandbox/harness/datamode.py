@@ -166,7 +166,7 @@ _WARM_SNIPPET = (
 
 def warm_spare_steps():
     """Steps (no-argument callables, run in order) a zygote's spare may run while it waits for a
-    job, each about 1-3 ms on a quiet machine; the spare stops between two steps once a job is
+    job, each short; the spare stops between two steps once a job is
     waiting.
     They take, before the job exists, the copy-on-write faults a data job would otherwise take
     on the zygote's shared pages (reference counts of the validator's, pandas' and the CSV

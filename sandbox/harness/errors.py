@@ -59,7 +59,7 @@ def _resolve(path):
     for i in range(len(parts), 0, -1):
         name = ".".join(parts[:i])
         # a loaded module straight from sys.modules (what import_module would return, without
-        # its import machinery: ~0.5 ms of every run for the whole table)
+        # its import machinery, which every run would otherwise pay for the whole table)
         obj = sys.modules.get(name)
         if obj is None:
             try:

@@ -200,7 +200,7 @@ def _make_stub(event):
 
 # Where the stub targets live, found once in a zygote before it forks (index_stub_locations):
 # scanning every loaded module's namespace in a forked child touches every object in them (their
-# reference counts), which copies most of the zygote's memory pages (~250 ms with plotly loaded).
+# reference counts), which copies most of the zygote's memory pages (slow, with plotly loaded).
 # (targets {id: object}, hits [(namespace, key, object)], sizes {id(namespace): (namespace, len)})
 _STUB_INDEX = [None]
 
@@ -281,7 +281,7 @@ def _replace_everywhere(replacements):
 def warm_stub_index(stop=None):
     """Reads what arming reads (every loaded module's namespace, the index) and changes nothing.
     A zygote's spare calls it while it waits for a job: reading an object writes its reference
-    count, so the copy-on-write faults of those reads (~1,000 pages, a few ms) are taken before
+    count, so the copy-on-write faults of those reads are taken before
     the job arrives instead of while it arms. stop() is asked every 256 modules: True ends the
     walk early (a job is waiting). Returns the number of namespaces read."""
     index = _STUB_INDEX[0]

@@ -43,7 +43,7 @@ def preload(mode):
     Every mode but raw also imports data mode's own modules and the codec read_snippet decodes
     with (utf-8-sig), first, so that the stub index built at the end of preload knows their
     namespaces: in a warm child they would otherwise be found and compiled from source, and
-    the codec looked up on disk, on every job (~5 ms of CPU, more wall time in a sandbox)."""
+    the codec looked up on disk, on every job."""
     if mode != "raw":
         import encodings.utf_8_sig  # noqa: F401
         import datamode  # noqa: F401  (runclosure, table, errors, guard, validator, records)

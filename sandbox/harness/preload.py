@@ -495,8 +495,8 @@ def _preload_figure():
     """Figure mode's stack: the data stack (plotly jobs build pandas frames), what the cold path's
     prepare("figure") imports before arming (matplotlib with its rc file and font cache, seaborn,
     PIL, plotly), and plotly's lazily imported trace classes and validators. Not plot mode's walk
-    of every matplotlib/seaborn submodule nor its warm-up draw (~1.1 s of CPU that no plotly job
-    uses): a figure job that draws with matplotlib imports the rest under the guard, as a cold
+    of every matplotlib/seaborn submodule nor its warm-up draw (CPU that no plotly job uses): a
+    figure job that draws with matplotlib imports the rest under the guard, as a cold
     figure job does (but see FIGURE_PLOT_EXTRA)."""
     _preload_plot_base()
     for name in PLOT_MODULES + ("matplotlib.font_manager",) + FIGURE_PLOT_EXTRA:

@@ -20,7 +20,7 @@ Protocol (SOCK_SEQPACKET control socket, one message per job):
                         or "error <stage> <errno>" when no child could be made.
 A child is forked ahead of time per job slot (a "spare", pid 1 of a fresh pid namespace, already
 in the slot's cgroups, waiting on a private socket), so neither the fork of this large process nor
-the cgroup migration (an RCU grace period, often 10-20 ms) is on the job's latency; each spare
+the cgroup migration (it waits for an RCU grace period) is on the job's latency; each spare
 serves exactly one job and is never reused. While it waits, a spare makes its job's net/ipc/uts
 namespaces (SPARE_NAMESPACES; they depend on nothing of the job), reseeds numpy and runs
 harness.warm_spare(mode):
@@ -272,7 +272,7 @@ def main(argv):
     refill = set()  # slots whose spare was used: fork the next one when idle
     dispatched_at = 0.0
     while True:
-        # A refill (a fork of this big process, ~7 ms, more under load) waits until no job runs,
+        # A refill (a fork of this big process, slower under load) waits until no job runs,
         # or until the running one has had REFILL_AFTER_S: a short job's exit is then never
         # stuck behind the fork, a long one overlaps it, and a job after a pause finds its spare
         # ready and pays no fork at all.
