@@ -16,7 +16,6 @@ import ast
 import builtins
 import hashlib
 import os
-import stat
 
 import records
 from errors import make_classifier
@@ -34,28 +33,11 @@ MAX_SNIPPET_BYTES = 4 * MAX_CODE_CHARS
 
 def read_snippet(path):
     """(text, None) or (None, exit code / finding). Never follows a link, reads at most the cap."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None, DATA_EXIT.SNIPPET_MISSING
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None, DATA_EXIT.SNIPPET_MISSING
-        chunks = []
-        total = 0
-        while total <= MAX_SNIPPET_BYTES:
-            chunk = os.read(fd, MAX_SNIPPET_BYTES + 1 - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError:
-        return None, DATA_EXIT.SNIPPET_MISSING
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > MAX_SNIPPET_BYTES:
+    data, too_large = records.read_capped(path, MAX_SNIPPET_BYTES)
+    if too_large is not None:
         return None, Finding("size", 0, FINDING_CODES["size"].format(limit="6,000"))
+    if data is None:
+        return None, DATA_EXIT.SNIPPET_MISSING
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError:

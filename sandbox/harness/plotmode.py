@@ -17,7 +17,6 @@ Order of operations (README.md explains each choice):
 
 import builtins
 import os
-import stat
 import sys
 import types
 
@@ -43,31 +42,11 @@ def output_name(mode, theme):
 
 def read_plot(path):
     """(text, None) or (None, (exit code, measured, limit)). Never follows a link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
+    data, too_large = records.read_capped(path, MAX_PLOT_BYTES)
+    if too_large is not None:
+        return None, (PLOT_EXIT.SOURCE_INVALID, too_large, MAX_PLOT_BYTES)
+    if data is None:
         return None, (PLOT_EXIT.PLOT_MISSING, None, None)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, (PLOT_EXIT.PLOT_MISSING, None, None)
-        if info.st_size > MAX_PLOT_BYTES:
-            return None, (PLOT_EXIT.SOURCE_INVALID, info.st_size, MAX_PLOT_BYTES)
-        chunks = []
-        total = 0
-        while total <= MAX_PLOT_BYTES:
-            chunk = os.read(fd, MAX_PLOT_BYTES + 1 - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError:
-        return None, (PLOT_EXIT.PLOT_MISSING, None, None)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > MAX_PLOT_BYTES:
-        return None, (PLOT_EXIT.SOURCE_INVALID, len(data), MAX_PLOT_BYTES)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

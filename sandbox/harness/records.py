@@ -1,4 +1,5 @@
-"""The harness's records: the stdout protocol lines, result.json and validation.json.
+"""The harness's records: the stdout protocol lines, result.json and validation.json, and the
+capped read of the job's source file (read_capped, data and plot mode alike).
 
 After arming, the harness may not look anything up that the snippet could have replaced (module
 globals, builtins, methods of Python classes), so make_writer() binds everything it uses before
@@ -9,6 +10,7 @@ data) writes through os.write/os.pwrite taken before the guard replaced them.
 
 import json
 import os
+import stat
 
 START_LINE = b'HARNESS {"event": "start"}\n'
 RESULT_FILE = "result.json"
@@ -16,6 +18,37 @@ VALIDATION_FILE = "validation.json"
 # Created with these flags: never through a link the work dir might hold, never inherited.
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 CREATE_MODE = 0o644
+
+
+def read_capped(path, cap):
+    """(bytes, None); (None, size) when the file holds more than cap bytes; (None, None) when it is
+    missing, a link, not a regular file or unreadable. Never follows a link, never blocks on a
+    FIFO, never reads more than cap + 1 bytes (the file may grow after fstat)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None, None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, None
+        if info.st_size > cap:
+            return None, info.st_size
+        chunks = []
+        total = 0
+        while total <= cap:
+            chunk = os.read(fd, cap + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError:
+        return None, None
+    finally:
+        os.close(fd)
+    if total > cap:
+        return None, total
+    return b"".join(chunks), None
 
 
 def write_start_line():
