@@ -60,44 +60,6 @@ std::string runtime_bokeh_js() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Settings
-
-namespace {
-
-template <typename T>
-void int_field(T& field, const char* name, std::int64_t min, std::int64_t max) {
-  field = static_cast<T>(env_int(name, static_cast<std::int64_t>(field), min, max));
-}
-
-}  // namespace
-
-FigureConfig figure_config_from_env() {
-  FigureConfig c;
-  c.node = env_string("PLOTQ_NODE", c.node);
-  c.chromium = env_string("PLOTQ_CHROMIUM", c.chromium);
-  c.plotly_js = env_string("PLOTQ_PLOTLY_JS", c.plotly_js);
-  c.figure_script = env_string("PLOTQ_FIGURE_SCRIPT", c.figure_script);
-  c.figure_tmp_root = env_string("PLOTQ_FIGURE_TMP_ROOT", c.figure_tmp_root);
-  int_field(c.figure_restart_after, "PLOTQ_FIGURE_RESTART_AFTER", 1, 1000000);
-  c.figure_start_timeout_s = env_double("PLOTQ_FIGURE_START_TIMEOUT_S", c.figure_start_timeout_s, 1, 600);
-  c.figure_kill_grace_s = env_double("PLOTQ_FIGURE_KILL_GRACE_S", c.figure_kill_grace_s, 0.1, 60);
-  c.figure_max_timeout_s = env_double("PLOTQ_FIGURE_MAX_TIMEOUT_S", c.figure_max_timeout_s, 1, 600);
-  int_field(c.figure_max_queue, "PLOTQ_FIGURE_MAX_QUEUE", 0, 10000);
-  int_field(c.figure_spares, "PLOTQ_FIGURE_SPARES", 0, 8);
-  c.figure_netns = env_bool("PLOTQ_FIGURE_NETNS", c.figure_netns);
-  c.figure_pidns = env_bool("PLOTQ_FIGURE_PIDNS", c.figure_pidns);
-  int_field(c.figure_uid, "PLOTQ_FIGURE_UID", 1, 4294967294LL);
-  int_field(c.figure_gid, "PLOTQ_FIGURE_GID", 1, 4294967294LL);
-  c.figure_chromium_sandbox = env_bool("PLOTQ_FIGURE_CHROMIUM_SANDBOX", c.figure_chromium_sandbox);
-  c.figure_webgl = env_bool("PLOTQ_FIGURE_WEBGL", c.figure_webgl);
-  int_field(c.figure_max_bytes, "PLOTQ_FIGURE_MAX_BYTES", 1, 1LL << 30);
-  int_field(c.figure_max_depth, "PLOTQ_FIGURE_MAX_DEPTH", 2, 100000);
-  int_field(c.figure_heap_mb, "PLOTQ_FIGURE_HEAP_MB", 64, 1 << 16);
-  int_field(c.figure_stderr_keep_bytes, "PLOTQ_FIGURE_STDERR_KEEP_BYTES", 256, 1 << 24);
-  return c;
-}
-
-// ------------------------------------------------------------------------------------------------
 // Jobs (the renderer process itself is figure_process.hpp's FigureProc).
 
 namespace {

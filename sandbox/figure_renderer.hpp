@@ -20,6 +20,10 @@
 #include <memory>
 #include <string>
 
+namespace plotq {
+class Settings;
+}
+
 namespace plotq::sandbox {
 
 // The sandbox runtime's own JavaScript (the venv of PLOTQ_DEFAULT_PYTHON, <venv>/lib/python3.N/
@@ -28,12 +32,13 @@ namespace plotq::sandbox {
 std::string runtime_plotly_js();
 std::string runtime_bokeh_js();
 
-// Every limit and path of the figure renderer; env-var name PLOTQ_<FIELD IN UPPER CASE>.
+// Every limit and path of the figure renderer; env-var name PLOTQ_<FIELD IN UPPER CASE>, declared
+// with its bound and its reason in figure_settings.cpp.
 struct FigureConfig {
   std::string node = "/usr/bin/node";                             // PLOTQ_NODE
   std::string chromium = "/usr/bin/chromium";                     // PLOTQ_CHROMIUM
   std::string plotly_js = runtime_plotly_js();  // PLOTQ_PLOTLY_JS; "" or missing: no plotly figures
-  std::string bokeh_js = runtime_bokeh_js();    // BokehJS bundles' dir; "" or missing: no bokeh figures
+  std::string bokeh_js = runtime_bokeh_js();    // PLOTQ_BOKEH_JS, the bundles' dir; "" or missing: no bokeh figures
   std::string figure_script;          // renderer.mjs; "" = <project home>/sandbox/figure/renderer.mjs
   std::string figure_tmp_root = "/tmp";  // a private 0711 dir per renderer start is made here
   std::uint32_t figure_restart_after = 200;  // jobs per renderer process, then a fresh one
@@ -54,7 +59,10 @@ struct FigureConfig {
   std::uint32_t figure_stderr_keep_bytes = 8192;  // renderer stderr tail kept for the log
 };
 
-// Reads every PLOTQ_<FIELD> that is set over the defaults; throws plotq::ConfigError on a bad value.
+// Registers every field of c as its PLOTQ_* setting (figure_settings.cpp); the defaults are c's values.
+void register_figure_settings(Settings& s, FigureConfig& c);
+// The registration loaded alone from the environment; throws plotq::ConfigError naming every bad
+// value (nothing falls back silently).
 FigureConfig figure_config_from_env();
 
 // Codes: the renderer's vocabulary (request_invalid, figure_missing, figure_not_regular,

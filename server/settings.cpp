@@ -49,34 +49,6 @@ void register_turn_settings(Settings& s, TurnConfig& t) {
   s.add("PLOTQ_TURN_PREVIEW_CELL_CHARS", &t.preview_cell_chars, "characters per preview cell; longer cells are cut").range(1, 200);
 }
 
-// One line per sandbox::FigureConfig field (plotly figures drawn by a warm Chromium).
-void register_figure_settings(Settings& s, sandbox::FigureConfig& c) {
-  s.add("PLOTQ_NODE", &c.node, "node binary of the figure renderer");
-  s.add("PLOTQ_CHROMIUM", &c.chromium, "Chromium binary of the figure renderer");
-  s.add("PLOTQ_PLOTLY_JS", &c.plotly_js, "plotly.js the figure page loads");
-  s.add("PLOTQ_FIGURE_SCRIPT", &c.figure_script, "renderer.mjs; empty = <PLOTQ_HOME>/sandbox/figure/renderer.mjs");
-  s.add("PLOTQ_FIGURE_TMP_ROOT", &c.figure_tmp_root, "a private 0711 dir per renderer start is made here");
-  s.add("PLOTQ_FIGURE_RESTART_AFTER", &c.figure_restart_after, "jobs per renderer process, then a fresh one").range(1, 1'000'000);
-  s.add("PLOTQ_FIGURE_START_TIMEOUT_S", &c.figure_start_timeout_s, "renderer start + warm-up must say ready within this, seconds")
-      .range(1, 600);
-  s.add("PLOTQ_FIGURE_KILL_GRACE_S", &c.figure_kill_grace_s, "the host kills the renderer at a job's timeout + this, seconds")
-      .range(0.1, 60);
-  s.add("PLOTQ_FIGURE_MAX_TIMEOUT_S", &c.figure_max_timeout_s, "a figure job's timeout is clamped to (0, this], seconds").range(1, 600);
-  s.add("PLOTQ_FIGURE_MAX_QUEUE", &c.figure_max_queue, "figure jobs waiting behind the running one; more answer busy").range(0, 10'000);
-  s.add("PLOTQ_FIGURE_SPARES", &c.figure_spares, "fresh pages (plotly loaded) kept ready while idle").range(0, 8);
-  s.add("PLOTQ_FIGURE_NETNS", &c.figure_netns, "run the renderer in a new, empty network namespace");
-  s.add("PLOTQ_FIGURE_PIDNS", &c.figure_pidns, "run the renderer in a new PID namespace");
-  s.add("PLOTQ_FIGURE_UID", &c.figure_uid, "Chromium's uid when plotqd runs as root").range(1, 4'294'967'294LL);
-  s.add("PLOTQ_FIGURE_GID", &c.figure_gid, "Chromium's gid when plotqd runs as root").range(1, 4'294'967'294LL);
-  s.add("PLOTQ_FIGURE_CHROMIUM_SANDBOX", &c.figure_chromium_sandbox, "Chromium's own sandbox (false adds --no-sandbox)");
-  s.add("PLOTQ_FIGURE_WEBGL", &c.figure_webgl, "allow WebGL traces (false: they answer no_webgl)");
-  s.add("PLOTQ_FIGURE_MAX_BYTES", &c.figure_max_bytes, "figure JSON cap, bytes").range(1, 1LL << 30);
-  s.add("PLOTQ_FIGURE_MAX_DEPTH", &c.figure_max_depth, "figure JSON nesting cap").range(2, 100'000);
-  s.add("PLOTQ_FIGURE_HEAP_MB", &c.figure_heap_mb, "V8 heap cap of each figure page, MiB").range(64, 1 << 16);
-  s.add("PLOTQ_FIGURE_STDERR_KEEP_BYTES", &c.figure_stderr_keep_bytes, "renderer stderr tail kept for the log, bytes")
-      .range(256, 1 << 24);
-}
-
 }  // namespace
 
 void register_settings(Settings& s, PlotqdConfig& c) {
@@ -130,8 +102,8 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   // Sandbox (sandbox/README.md) and figure renderer (sandbox/figure/README.md)
   s.section("Sandbox (sandbox/README.md)", "sandbox/config_settings.cpp");
   sandbox::register_settings(s, c.sandbox);
-  s.section("Figure renderer (sandbox/figure/README.md)", "server/settings.cpp");
-  register_figure_settings(s, c.figure);
+  s.section("Figure renderer (sandbox/figure/README.md)", "sandbox/figure_settings.cpp");
+  sandbox::register_figure_settings(s, c.figure);
   s.section("Renders (runs/README.md)", "runs/settings.cpp");
   runs::register_settings(s, c.render);
 }

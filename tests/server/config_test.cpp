@@ -307,6 +307,7 @@ TEST_CASE("config: the sandbox and figure settings read the same variables as sa
       {"PLOTQ_ZYGOTE_MAX_RESTARTS", "2"}, {"PLOTQ_RAW_PRELOAD", "numpy,pandas"}, {"PLOTQ_REQUIRED_LAYERS", "uid"},
       {"PLOTQ_REQUIRE_EXEC_FILTER", "false"},
       {"PLOTQ_NODE", "/opt/node"}, {"PLOTQ_CHROMIUM", "/opt/chromium"}, {"PLOTQ_PLOTLY_JS", "/opt/plotly.js"},
+      {"PLOTQ_BOKEH_JS", "/opt/bokeh"},
       {"PLOTQ_FIGURE_SCRIPT", "/opt/r.mjs"}, {"PLOTQ_FIGURE_TMP_ROOT", "/srv/tmp"}, {"PLOTQ_FIGURE_RESTART_AFTER", "9"},
       {"PLOTQ_FIGURE_START_TIMEOUT_S", "11"}, {"PLOTQ_FIGURE_KILL_GRACE_S", "3"}, {"PLOTQ_FIGURE_MAX_TIMEOUT_S", "33"},
       {"PLOTQ_FIGURE_MAX_QUEUE", "5"}, {"PLOTQ_FIGURE_SPARES", "1"}, {"PLOTQ_FIGURE_NETNS", "false"},
@@ -375,6 +376,8 @@ TEST_CASE("config: the sandbox and figure settings read the same variables as sa
   CHECK(g.node == f.node);
   CHECK(g.chromium == f.chromium);
   CHECK(g.plotly_js == f.plotly_js);
+  CHECK(g.bokeh_js == f.bokeh_js);
+  CHECK(g.bokeh_js == "/opt/bokeh");
   CHECK(g.figure_script == f.figure_script);
   CHECK(g.figure_tmp_root == f.figure_tmp_root);
   CHECK(g.figure_restart_after == f.figure_restart_after);
