@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/sha256.hpp"
+#include "runs/outcome.hpp"
 #include "runs/record_fields.hpp"
 
 namespace plotq::runs {
@@ -114,24 +115,9 @@ std::string describe(const DataRunResult& r) {
            at_line() + ", so the run was stopped.";
   if (o == "snippet_error")
     return "The code raised " + r.error_class.value_or("an error") + at_line() + ".";
-  if (o == "snippet_exit") return "The code tried to exit by itself; a data snippet must only assign df.";
-  if (o == "no_df") return "The code ran but did not assign a table to df.";
-  if (o == "not_dataframe") return "df must be a pandas DataFrame.";
-  if (o == "multiindex_columns") return "df has MultiIndex columns; flatten them first.";
-  if (o == "too_many_rows") return "The table has more than 20,000 rows.";
-  if (o == "too_many_columns") return "The table has more than 50 columns.";
-  if (o == "too_large") return "The table is larger than 200 KiB as CSV.";
-  if (o == "cell_too_long") return "A cell or column name is longer than 200 characters.";
-  if (o == "cell_type") return "A cell holds something that is not text, a number, a boolean or a date.";
-  if (o == "empty_table") return "The table is empty.";
-  if (o == "duplicate_columns") return "Two columns have the same name.";
-  if (o == "timeout") return "The code did not finish within the time limit.";
-  if (o == "cpu") return "The code used more CPU time than allowed.";
-  if (o == "memory") return "The code used more memory than allowed.";
-  if (o == "disk") return "The code wrote more data to disk than allowed.";
-  if (o == "files") return "The code created too many files.";
-  if (o == "cancelled") return "The run was cancelled.";
-  return "The run failed (" + o + ").";
+  // Everything else says what the outcome table says (runs/outcome.cpp).
+  if (o == "unknown" || !known_outcome(o)) return "The run failed (" + o + ").";
+  return std::string(outcome(o).sentence);
 }
 
 }  // namespace plotq::runs

@@ -1,14 +1,9 @@
 #include "runs/ledger_row.hpp"
 
+#include "runs/outcome.hpp"
 #include "store/time.hpp"
 
 namespace plotq::runs {
-
-bool is_refusal(const std::string& o) {
-  return o == "validation" || o == "guard_refused" || o == "exec_denied" ||
-         o == "sandbox_unavailable" || o == "low_memory" || o == "capacity" ||
-         o == "runtime_unavailable" || o == "data_runs_exhausted" || o == "pipeline_runs_exhausted";
-}
 
 store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sandbox::JobResult& job,
                               const std::string& outcome, double slot_wait_s,
@@ -34,7 +29,7 @@ store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sand
   e.attempts = job.attempts > 0 ? job.attempts : 1;
   if (outcome == "ok") {
     e.outcome = store::RunOutcome::ok;
-  } else if (is_refusal(outcome)) {
+  } else if (runs::outcome(outcome).refusal) {
     e.outcome = store::RunOutcome::refused;
     e.refusal_code = outcome;
     e.reason = outcome;
@@ -69,7 +64,7 @@ void book_render_rows(store::Db& db, const RunWho& who, const RenderResult& resu
     store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"
                                ? refused_row(who, store::RunKind::render, run.outcome, slot_wait_s, theme)
                                : ledger_row(who, store::RunKind::render, run.job, run.outcome, slot_wait_s, theme);
-    if (run.outcome != "ok" && !is_refusal(run.outcome)) {
+    if (run.outcome != "ok" && !outcome(run.outcome).refusal) {
       e.measured = run.measured ? run.measured : e.measured;
       e.limit = run.limit ? run.limit : e.limit;
     }

@@ -28,8 +28,6 @@ store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sand
 store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std::string& code,
                                double slot_wait_s = 0, std::optional<std::string> theme = std::nullopt);
 
-bool is_refusal(const std::string& outcome);
-
 }  // namespace plotq::runs
 
 namespace plotq::runs {

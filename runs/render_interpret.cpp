@@ -11,6 +11,7 @@
 
 #include "common/text.hpp"
 #include "runs/libraries.hpp"
+#include "runs/outcome.hpp"
 #include "runs/record_fields.hpp"
 #include "sandbox/figure_renderer.hpp"
 
@@ -241,24 +242,14 @@ std::string describe(const ThemeRun& r) {
     return figure ? "The plot's figure file is not a regular file." : "The plot's image is not a regular PNG file.";
   if (o == "figure_invalid")
     return "The figure could not be read as a figure (" + r.figure_code.value_or("figure_invalid") + ").";
-  if (o == "draw_failed") return "The figure could not be drawn.";
-  if (o == "no_webgl") return "The figure needs WebGL, which is not available here.";
   if (o == "renderer_error") return "The figure renderer failed (" + r.figure_code.value_or("unknown") + ").";
-  if (o == "runtime_unavailable") return "This plotting library cannot be rendered here.";
-  if (o == "invalid_library") return "This plotting library is not supported.";
-  if (o == "invalid_request") return "The render request is not valid.";
-  if (o == "source_invalid") return "The plot file is too large or not UTF-8.";
-  if (o == "timeout") return "The code did not finish within the time limit.";
-  if (o == "cpu") return "The code used more CPU time than allowed.";
-  if (o == "memory") return "The code used more memory than allowed.";
-  if (o == "disk") return "The code wrote more data to disk than allowed.";
-  if (o == "files") return "The code created too many files.";
   if (o == "cancelled") return "The render was cancelled.";
   if (o == "crashed") return "The plot's process crashed.";
-  if (o == "harness_error") return "The render ended without a harness record that matches the process.";
   if (o == "launcher" || o == "exec_denied" || o == "sandbox_unavailable" || o == "low_memory" || o == "io")
     return "The sandbox could not run the plot (" + o + ").";
-  return "The render failed (" + o + ").";
+  // Everything else says what the outcome table says (runs/outcome.cpp).
+  if (o == "unknown" || !known_outcome(o)) return "The render failed (" + o + ").";
+  return std::string(outcome(o).sentence);
 }
 
 }  // namespace plotq::runs

@@ -8,6 +8,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
+#include "runs/outcome.hpp"
 #include "runs/render_job.hpp"
 #include "runs/sweep_backends.hpp"
 #include "sandbox/figure_renderer.hpp"
@@ -143,7 +144,7 @@ class BareBackend : public SweepBackend {
                          out.cancelled = true;
                          return p->done(std::move(out));
                        }
-                       if (!fr.ok && host_failure(figure_outcome(fr.code))) {
+                       if (!fr.ok && outcome(figure_outcome(fr.code)).host) {
                          cleanup(p->runs);
                          FileOutcome out;
                          out.error = "the figure renderer failed on this host: " + fr.code;

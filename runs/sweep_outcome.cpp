@@ -42,11 +42,6 @@ std::string clean_reason(std::string_view reason) {
   return std::string(reason);
 }
 
-bool host_failure(const std::string& reason) {
-  return reason == "launcher" || reason == "sandbox_unavailable" || reason == "low_memory" || reason == "io" ||
-         reason == "renderer_error" || reason == "cancelled";
-}
-
 std::string describe_size(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
 
 void set_failure(store::SweepResult& row, const std::string& reason, std::optional<std::string> error_class) {

@@ -26,12 +26,6 @@ void apply_theme_run(const ThemeRun& run, store::SweepResult& row);
 void set_failure(store::SweepResult& row, const std::string& reason,
                  std::optional<std::string> error_class = std::nullopt);
 
-// A reason that says something about this machine, not about the file: the sandbox never reached
-// the plot (launcher, sandbox_unavailable, low_memory), a host I/O failure (io), the figure renderer
-// failing (renderer_error), or a cancel the sweep did not ask for. Such a result is never recorded:
-// the sweep stops with an error (exit 1) and `--resume` draws the file again once the host is fixed.
-bool host_failure(const std::string& reason);
-
 // "WxH" for canvas_size rows, "measured/limit" for limit reasons.
 std::string describe_size(int width, int height);
 

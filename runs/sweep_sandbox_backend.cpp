@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/log.hpp"
+#include "runs/outcome.hpp"
 #include "runs/ledger_row.hpp"
 #include "runs/render_job.hpp"
 #include "runs/sweep_backends.hpp"
@@ -44,7 +45,7 @@ class SandboxBackend : public SweepBackend {
         }
         const ThemeRun& run = it->second;
         if (ledger_) book(job_id, run);
-        if (host_failure(run.outcome) && out.error.empty())
+        if (outcome(run.outcome).host && out.error.empty())
           out.error = "the render path failed on this host in theme " + theme + ": " + run.outcome +
                       (run.message.empty() ? "" : " (" + run.message + ")");
         apply_theme_run(run, row);

@@ -46,6 +46,7 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"stuck", 503, "a killed sandbox is still alive"},
     {"sandbox_unavailable", 503, "the sandbox launcher cannot run here"},
     {"runtime_unavailable", 503, "this job needs a runtime this instance lacks"},
+    {"renderer_failed", 503, "the figure renderer (Chromium) failed; a retry draws again"},
     {"io", 503, "host I/O failure (full disk, failed fork, unwritable dir)"},
     {"store_unavailable", 503, "the SQLite store cannot be used"},
 };

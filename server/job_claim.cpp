@@ -43,12 +43,4 @@ std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& re
   return job;
 }
 
-bool host_failure(const std::string& o) {
-  return o == "cancelled" || o == "io" || o == "launcher" || o == "sandbox_unavailable" || o == "low_memory";
-}
-
-std::string host_failure_code(const std::string& o) {
-  return o == "cancelled" || o == "low_memory" || o == "sandbox_unavailable" ? o : "io";
-}
-
 }  // namespace plotq::server::jobs

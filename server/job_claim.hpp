@@ -30,9 +30,4 @@ nlohmann::json opt(const std::optional<T>& v) {
 std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id,
                                   const std::string& kind, const nlohmann::json& body, const char* joined_event);
 
-// Outcomes that are the host's trouble, not the job's: never stored as the job's answer; and the
-// error code each is answered with.
-bool host_failure(const std::string& outcome);
-std::string host_failure_code(const std::string& outcome);
-
 }  // namespace plotq::server::jobs

@@ -2,13 +2,13 @@
 // A paste is classified before any parser reads it (code -> 422 code, formula -> 422 formula),
 // then parsed under the parser's caps (its codes: 413 too_long, 422 otherwise) and stored as the
 // session's next version (source paste). A closed session can still paste data.
+#include "runs/dataset_version.hpp"
 #include "server/app.hpp"
 #include "server/dataset_json.hpp"
 #include "server/session_access.hpp"
 #include "server/wire.hpp"
 #include "store/datasets.hpp"
 #include "table/classify.hpp"
-#include "table/csv.hpp"
 #include "table/parse.hpp"
 
 namespace plotq::server {
@@ -126,21 +126,15 @@ void register_dataset_routes(App& app) {
       case table::PasteKind::formula: return res->send_error("formula");
       case table::PasteKind::table: break;
     }
-    table::ParseResult parsed = table::parse_table(text, caps);
-    if (const auto* err = std::get_if<table::ParseError>(&parsed)) return res->send_error(err->code);
-    const table::Table& t = std::get<table::Table>(parsed);
-    store::NewDatasetVersion v;
-    v.session_id = session->id;
-    v.source = store::DatasetSource::paste;
-    v.csv = table::write_csv(t);
-    v.rows = static_cast<std::int64_t>(t.row_count());
-    v.cols = static_cast<std::int64_t>(t.column_count());
-    store::DatasetVersionInfo info;
+    std::variant<table::ParseError, runs::AddedVersion> added;
     try {
-      info = store::datasets::add_next_version(app.db, v, store::now_unix());
+      added = runs::add_table_version(app.db, text, {session->id, store::DatasetSource::paste, {}, {}, {}, false}, caps);
     } catch (const std::exception&) {
       return res->send_error("store_unavailable");
     }
+    if (const auto* err = std::get_if<table::ParseError>(&added)) return res->send_error(err->code);
+    const table::Table& t = std::get<runs::AddedVersion>(added).table;
+    const store::DatasetVersionInfo& info = std::get<runs::AddedVersion>(added).info;
     res->send_json(201, {{"version", info.version}, {"rows", info.rows}, {"cols", info.cols}, {"columns", columns_json(t)}});
   });
 }

@@ -9,6 +9,7 @@
 #include "common/text.hpp"
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
+#include "runs/outcome.hpp"
 #include "runs/data_runner.hpp"
 #include "runs/ledger_row.hpp"
 #include "runs/render_job.hpp"
@@ -179,14 +180,11 @@ void register_render_routes(App& app) {
         runs::book_render_rows(app.db, who, result, slot_wait);
         auto j = weak_job.lock();
         if (!j || j->finished) return;
-        bool host_trouble = false;
-        std::string code = "io";
+        // One theme's host outcome makes the whole answer a host error: not kept, a retry runs again.
+        std::string_view code;
         for (const auto& [theme, t] : result.outputs)
-          if (jobs::host_failure(t.outcome)) {
-            host_trouble = true;
-            code = jobs::host_failure_code(t.outcome);
-          }
-        if (host_trouble) {
+          if (const runs::Outcome& o = runs::outcome(t.outcome); o.host) code = o.job_error;
+        if (!code.empty()) {
           store::idempotency::forget(app.db, j->job_id, j->kind);
           return app.jobs.finish_error(j, code);
         }

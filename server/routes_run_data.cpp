@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
+#include "runs/outcome.hpp"
 #include "runs/data_runner.hpp"
 #include "runs/runtime.hpp"
 #include "server/app.hpp"
@@ -120,9 +121,10 @@ void register_run_data_routes(App& app) {
             auto j = weak_job.lock();
             if (!j || j->finished) return;
             const auto& res = done.result;
-            if (jobs::host_failure(res.outcome)) {
+            // A host outcome is not the job's answer: forgotten, so a retry runs the code again.
+            if (const runs::Outcome& o = runs::outcome(res.outcome); o.host) {
               store::idempotency::forget(app.db, j->job_id, j->kind);
-              return app.jobs.finish_error(j, jobs::host_failure_code(res.outcome));
+              return app.jobs.finish_error(j, o.job_error);
             }
             nlohmann::json answer = data_run_response(res, slot_wait, seconds_since(started));
             try {

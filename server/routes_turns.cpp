@@ -3,11 +3,11 @@
 #include "common/log.hpp"
 #include "server/app.hpp"
 #include "server/session_access.hpp"
-#include "server/turn_plots.hpp"
 #include "server/turn_service.hpp"
 #include "server/turn_stream.hpp"
 #include "store/error.hpp"
 #include "store/ids.hpp"
+#include "store/turn_plots.hpp"
 #include "store/turns.hpp"
 
 namespace plotq::server {
@@ -103,7 +103,7 @@ void register_turn_routes(App& app) {
     if (theme.empty()) return res->send_error("not_found");
     std::optional<std::string> png;
     try {
-      png = plots::get(app.db, std::string(req.param("id")), std::string(req.param("turn")), theme);
+      png = store::turn_plots::get(app.db, std::string(req.param("id")), std::string(req.param("turn")), theme);
     } catch (const std::exception&) {
       return res->send_error("store_unavailable");
     }

@@ -151,6 +151,30 @@ void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, c
   ledger(runs::refused_row(who, kind, code, slot_wait_s));
 }
 
+void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
+  if (auto code = book_run(app.db, cfg, t->user, plan.counter, store::now_unix())) {
+    ledger_refused(plan.who, plan.kind, *code);
+    return refuse(t, *code);
+  }
+  auto shared = std::make_shared<ActionPlan>(std::move(plan));
+  take_slot(t, shared->who, shared->kind, [this, shared](const std::shared_ptr<Turn>& turn) {
+    emit(turn, "status", {{"step", shared->step}, {"attempt", 1}});
+    std::weak_ptr<Turn> weak = turn;
+    ActionPlan::Finish finish = [this, weak](ActionPlan::Ending ending) {
+      auto t2 = weak.lock();
+      if (!t2) return;
+      t2->stop_work = nullptr;
+      try {
+        ending(t2);
+      } catch (const std::exception& e) {
+        log_event("turn_failed", {{"turn", t2->id}, {"class", typeid(e).name()}});
+        fail(t2, "internal");
+      }
+    };
+    turn->stop_work = shared->start(shared->who, waited(*turn), std::move(finish));
+  });
+}
+
 void TurnService::take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
                             std::function<void(const std::shared_ptr<Turn>&)> run) {
   t->stage = Turn::Stage::queued;

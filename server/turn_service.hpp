@@ -15,6 +15,7 @@
 #include "server/app.hpp"
 #include "server/limits.hpp"
 #include "server/turn.hpp"
+#include "server/turn_action.hpp"
 #include "server/turn_events.hpp"
 #include "server/turn_wire.hpp"
 
@@ -54,6 +55,9 @@ class TurnService {
   void emit(const std::shared_ptr<Turn>& t, std::string_view name, const nlohmann::json& data) {
     events.emit(t, name, data);
   }
+
+  // Runs a sandbox action the one way both actions run (server/turn_action.hpp).
+  void drive(const std::shared_ptr<Turn>& t, ActionPlan plan);
 
   // Takes the turn's render slot for its first sandbox job. While it waits: status{queued,
   // position, waiting}; refused or expired: error{capacity}; stopped while waiting: withdrawn and

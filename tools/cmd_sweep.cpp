@@ -32,6 +32,7 @@
 
 #include "common/env.hpp"
 #include "common/log.hpp"
+#include "runs/outcome.hpp"
 #include "runs/libraries.hpp"
 #include "runs/render_job.hpp"
 #include "runs/runtime.hpp"
@@ -281,7 +282,7 @@ class ServerBackend : public runs::SweepBackend {
             out.themes.push_back(row);
           } else {
             out.themes.push_back(row_from_answer(theme, j["outputs"][theme]));
-            if (runs::host_failure(out.themes.back().reason) && out.error.empty())
+            if (runs::outcome(out.themes.back().reason).host && out.error.empty())
               out.error = "the server's render path failed on its host: " + out.themes.back().reason;
           }
         }

@@ -4,6 +4,7 @@
 
 #include "common/sha256.hpp"
 #include "runs/data_job.hpp"
+#include "runs/outcome.hpp"
 #include "runs/ledger_row.hpp"
 
 using namespace plotq;
@@ -97,7 +98,7 @@ TEST_CASE("validation findings are read from validation.json") {
   REQUIRE(r.findings.size() == 1);
   CHECK(r.findings[0].code == "banned-name");
   CHECK(r.findings[0].line == 2);
-  CHECK(runs::is_refusal(r.outcome));
+  CHECK(runs::outcome(r.outcome).refusal);
 }
 
 TEST_CASE("a host stop wins over whatever the records say") {

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "runs/outcome.hpp"
 #include "server/errors.hpp"
 
 using namespace plotq::server;
@@ -57,4 +58,20 @@ TEST_CASE("errors: server/README.md documents exactly the vocabulary", "[errors]
   std::set<std::pair<std::string, int>> table;
   for (const ErrorCode& e : kErrorCodes) table.insert({std::string(e.code), e.status});
   CHECK(documented == table);
+}
+
+// A host outcome of a run (runs/outcome.cpp) is answered by /run-data and /render with its job
+// error: each is a code of this vocabulary, with a 499 or 503 status (retry later, or cancelled).
+TEST_CASE("errors: every host outcome's job error is in the vocabulary", "[errors]") {
+  int host = 0;
+  for (std::size_t i = 0; i < plotq::runs::kOutcomeCount; ++i) {
+    const auto& o = plotq::runs::kOutcomes[i];
+    if (!o.host) continue;
+    ++host;
+    INFO(o.name);
+    const ErrorCode* e = find_error(o.job_error);
+    REQUIRE(e != nullptr);
+    CHECK((e->status == 503 || e->status == 499));
+  }
+  CHECK(host > 5);
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/sha256.hpp"
+#include "runs/outcome.hpp"
 #include "runs/sweep_bare.hpp"
 #include "runs/sweep_files.hpp"
 #include "runs/sweep_outcome.hpp"
@@ -140,15 +141,18 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   CHECK(row.reason == "unknown");
 }
 
-TEST_CASE("outcome: host failures are not outcomes of a file") {
-  for (const char* r : {"launcher", "sandbox_unavailable", "low_memory", "io", "renderer_error", "cancelled"}) {
+TEST_CASE("outcome: host failures are not outcomes of a file (runs/outcome.cpp's host column)") {
+  for (const char* r : {"launcher", "sandbox_unavailable", "low_memory", "io", "renderer_error", "cancelled", "stuck",
+                        "exec_denied"}) {
     INFO(r);
-    CHECK(host_failure(r));
+    CHECK(plotq::runs::outcome(r).host);
   }
+  // Everything a file can bring about by itself is its outcome: a hostile file must not stop a sweep.
   for (const char* r : {"ok", "plot_error", "plot_exit", "guard_refused", "timeout", "memory", "cpu", "crashed",
-                        "no_output", "canvas_size", "harness_error", "runtime_unavailable", "draw_failed"}) {
+                        "no_output", "canvas_size", "harness_error", "internal_error", "runtime_unavailable",
+                        "draw_failed", "Weird Reason!"}) {
     INFO(r);
-    CHECK_FALSE(host_failure(r));
+    CHECK_FALSE(plotq::runs::outcome(r).host);
   }
 }
 

@@ -1,6 +1,8 @@
 // A turn's plot action: the render slot, each theme drawn in the sandbox, the PNGs stored with the
 // turn and served at the plot event's URLs; the daily pipeline runs. Without runs::Renderer in the
 // build, a plot action answers error{unsupported}.
+#include <thread>
+
 #include "tests/turns/turn_client.hpp"
 
 using namespace turns_test;
@@ -61,6 +63,29 @@ TEST_CASE("a plot that fails says why in plotq's words and ends with error{run_f
   CHECK(evs[3].data["code"] == "run_failed");
   CHECK(evs[2].data.dump().find("SECRET-MESSAGE") == std::string::npos);
   CHECK(s.scalar("SELECT count(*) FROM turn_plots") == 0);
+}
+
+// A plot turn books its ledger rows the way /render does (runs::book_render_rows): the theme that was
+// running when the turn was cancelled failed, the theme that never started is refused.
+TEST_CASE("a plot turn cancelled in its first theme books the second refused as /render does") {
+  Server s;
+  auto sid = s.session("ann");
+  auto st = s.turn("ann", sid, plot("import time\nimport matplotlib.pyplot as plt\ntime.sleep(60)\n", {"light", "dark"}));
+  auto ready = next_event(*st);
+  REQUIRE(ready);
+  std::string turn = ready->data["turn"];
+  REQUIRE(wait_for(*st, "status", 30s));  // rendering: the light theme's job runs
+  REQUIRE(s.cancel("ann", sid, turn).status == 200);
+  REQUIRE(names(until_done(*st, 60s)).back() == "done");
+  auto q = [&](const std::string& theme, const std::string& what) {
+    return s.scalar("SELECT count(*) FROM runs WHERE turn_id = '" + turn + "' AND kind = 'render' AND theme = '" +
+                    theme + "' AND " + what);
+  };
+  // The row is booked after the turn's done; give the cancelled job a moment to be reaped.
+  for (int i = 0; i < 100 && s.scalar("SELECT count(*) FROM runs WHERE turn_id = '" + turn + "'") < 2; ++i)
+    std::this_thread::sleep_for(100ms);
+  CHECK(q("light", "outcome = 'failed' AND reason = 'cancelled'") == 1);
+  CHECK(q("dark", "outcome = 'refused' AND refusal_code = 'cancelled'") == 1);
 }
 
 TEST_CASE("daily pipeline runs: at the limit a plot turn is refused before taking the slot") {

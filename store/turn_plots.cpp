@@ -1,10 +1,10 @@
-#include "server/turn_plots.hpp"
+#include "store/turn_plots.hpp"
 
 #include <SQLiteCpp/Statement.h>
 
 #include "store/error.hpp"
 
-namespace plotq::server::plots {
+namespace plotq::store::turn_plots {
 
 void put(store::Db& db, const std::string& turn_id, const std::string& theme, const std::string& png, int width,
          int height, store::UnixSeconds now) {
@@ -41,4 +41,4 @@ std::optional<std::string> get(store::Db& db, const std::string& session_id, con
   });
 }
 
-}  // namespace plotq::server::plots
+}  // namespace plotq::store::turn_plots

@@ -1,0 +1,116 @@
+// runs/outcome.cpp is the one table of run outcomes: every reason a layer below can report has its
+// row, the rows are well formed, and docs/outcomes.md is the table as printed.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "runs/outcome.hpp"
+#include "runs/render_interpret.hpp"
+#include "sandbox/job.hpp"
+
+using plotq::runs::kOutcomeCount;
+using plotq::runs::kOutcomes;
+using plotq::runs::known_outcome;
+using plotq::runs::outcome;
+using plotq::runs::TurnEnd;
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("outcomes: names are unique plain words and each row says how a turn ends") {
+  std::set<std::string> seen;
+  std::regex word("^[a-z][a-z0-9_]{0,31}$");
+  for (std::size_t i = 0; i < kOutcomeCount; ++i) {
+    const auto& o = kOutcomes[i];
+    INFO(o.name);
+    CHECK(seen.insert(std::string(o.name)).second);
+    CHECK(std::regex_match(std::string(o.name), word));
+    CHECK_FALSE(o.sentence.empty());
+    CHECK((o.turn_end == TurnEnd::done) == (o.name == "ok"));
+    CHECK(o.turn_code.empty() == (o.name == "ok"));
+    // A host outcome names the error /run-data and /render answer; no other outcome does.
+    CHECK(o.host == !o.job_error.empty());
+    // A refusal never ends a turn as done; a host outcome never blames the code.
+    if (o.host) CHECK(o.turn_code != "run_failed");
+  }
+}
+
+TEST_CASE("outcomes: every sandbox reason has its row") {
+  using plotq::sandbox::Reason;
+  for (Reason r : {Reason::ok, Reason::nonzero_exit, Reason::crashed, Reason::timeout, Reason::cancelled, Reason::cpu,
+                   Reason::memory, Reason::disk, Reason::files, Reason::output_too_large, Reason::output_rejected,
+                   Reason::exec_denied, Reason::harness_error, Reason::launcher, Reason::low_memory,
+                   Reason::sandbox_unavailable, Reason::io, Reason::invalid_job}) {
+    INFO(plotq::sandbox::to_string(r));
+    CHECK(known_outcome(plotq::sandbox::to_string(r)));
+  }
+}
+
+TEST_CASE("outcomes: every reason of the harness (sandbox/harness/exits.py) has its row") {
+  std::string exits = slurp(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/harness/exits.py");
+  std::regex entry(R"re((DATA|PLOT)_EXIT\.[A-Z_]+:\s*"([a-z_]+)")re");
+  int n = 0;
+  for (auto it = std::sregex_iterator(exits.begin(), exits.end(), entry); it != std::sregex_iterator(); ++it, ++n) {
+    INFO((*it)[2].str());
+    CHECK(known_outcome((*it)[2].str()));
+  }
+  CHECK(n > 20);  // the scan really read both vocabularies
+}
+
+TEST_CASE("outcomes: every code of the figure renderer maps onto a row") {
+  for (const char* code : {"ok", "figure_missing", "figure_not_regular", "figure_too_large", "figure_empty",
+                           "figure_too_deep", "figure_invalid", "figure_size_invalid", "no_webgl", "draw_failed",
+                           "timeout", "runtime_unavailable", "size_mismatch", "shutdown", "browser_failed", "busy",
+                           "protocol_error", "something_new"}) {
+    INFO(code);
+    CHECK(known_outcome(plotq::runs::figure_outcome(code)));
+  }
+}
+
+TEST_CASE("outcomes: an outcome nobody listed is the code's failure, never success and never the host's") {
+  const auto& o = outcome("a_reason_from_a_newer_layer");
+  CHECK(o.name == "unknown");
+  CHECK_FALSE(o.host);
+  CHECK_FALSE(o.refusal);
+  CHECK(o.turn_end == TurnEnd::failed);
+  CHECK(o.turn_code == "run_failed");
+  CHECK_FALSE(known_outcome("a_reason_from_a_newer_layer"));
+}
+
+TEST_CASE("outcomes: the ledger's refusals and the turn's refusals") {
+  for (const char* r : {"validation", "guard_refused", "exec_denied", "sandbox_unavailable", "low_memory", "capacity",
+                        "runtime_unavailable", "data_runs_exhausted", "pipeline_runs_exhausted"}) {
+    INFO(r);
+    CHECK(outcome(r).refusal);
+  }
+  for (const char* r : {"ok", "timeout", "memory", "crashed", "plot_error", "launcher", "io", "cancelled", "unknown"}) {
+    INFO(r);
+    CHECK_FALSE(outcome(r).refusal);
+  }
+  CHECK(outcome("guard_refused").turn_end == TurnEnd::refused);
+  CHECK(outcome("guard_refused").turn_code == "invalid_code");
+  CHECK(outcome("low_memory").turn_code == "unavailable");
+  CHECK(outcome("cancelled").job_error == "cancelled");
+}
+
+// docs/outcomes.md is the table printed. Regenerate it with the file this test writes when they differ.
+TEST_CASE("outcomes: docs/outcomes.md is the table as generated") {
+  std::string want = plotq::runs::outcomes_markdown();
+  std::string have = slurp(std::string(PLOTQ_SOURCE_DIR) + "/docs/outcomes.md");
+  std::string fresh = std::string(PLOTQ_BINARY_DIR) + "/outcomes.md";
+  if (have != want) {
+    std::ofstream(fresh) << want;
+    FAIL("docs/outcomes.md is stale: cp " << fresh << " " << PLOTQ_SOURCE_DIR << "/docs/outcomes.md");
+  }
+  for (std::size_t i = 0; i < kOutcomeCount; ++i) CHECK(want.find("| `" + std::string(kOutcomes[i].name) + "` |") != std::string::npos);
+}
