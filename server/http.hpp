@@ -1,5 +1,5 @@
 // What a route handler sees: a parsed Request and a shared Responder. No Beast in here on purpose:
-// every module's routes include this header, and a Beast translation unit costs ~15 s to compile.
+// every module's routes include this header, and a Beast translation unit is slow to compile.
 //
 // Threading: handlers are called on the server's one event-loop thread. Responder methods may be
 // called from any thread; calls made off the loop are posted to it (in order, per calling thread).

@@ -238,7 +238,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                             {"stream", true}});
     // Bound the kernel's share of a stream as well: on loopback the send buffer autotunes up to
     // tcp_wmem's max (4 MiB), so a reader that never reads would take megabytes before the cap in
-    // queue_write is ever reached (slow readers must be closed at about the cap, issue 5).
+    // queue_write is ever reached (a slow reader must be closed at about the cap).
     boost::system::error_code sec;
     socket_.set_option(asio::socket_base::send_buffer_size(static_cast<int>(
                            std::min<std::size_t>(core_->cfg.stream_buffer_bytes, 1u << 20))), sec);

@@ -1,4 +1,4 @@
-// The chat turn flow (issue 5, docs/api.md): a turn starts at once; the per-user limits come
+// The chat turn flow (docs/api.md): a turn starts at once; the per-user limits come
 // first; a plain turn is answered by the server (ready -> message -> done) even while the slot is
 // held; only a data or plot action takes the render slot (through TurnSlot, queued FIFO with
 // status{queued} updates). Every turn ends with done{turn, state}. Loop thread only.
