@@ -14,10 +14,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 
 #include "common/base64.hpp"
 #include "common/env.hpp"
+#include "common/settings.hpp"
 #include "runs/render_job.hpp"
 #include "sandbox/output.hpp"
 #include "tools/commands.hpp"
@@ -203,9 +203,7 @@ int cmd_submit(Args args) {
     if (!source) return 2;
     if (!render) return submit_data(c, *source);
 
-    std::vector<std::string> themes;
-    std::stringstream ts(themes_text.empty() ? "light" : themes_text);
-    for (std::string t; std::getline(ts, t, ',');) themes.push_back(t);
+    std::vector<std::string> themes = split_list(themes_text.empty() ? "light" : themes_text);
     std::string data_csv;
     if (!data_path.empty()) {
       auto csv = read_input(data_path, kMaxCsvBytes);
