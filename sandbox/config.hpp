@@ -47,7 +47,10 @@ struct Config {
 
   // --- cgroup (used when a writable hierarchy with the controller exists) ------------------------
   bool sandbox_cgroup = true;                   // false: rlimits alone
-  std::uint64_t cgroup_memory_mb = 1024;  // memory of the whole job (all its processes)
+  // Memory of the whole job (all its processes). A catalogue file drawn by lets-plot's native export
+  // at scale 4 peaks above 1 GiB (RSS) and was killed at 1,024; data jobs stay bounded per process
+  // by RLIMIT_AS as well.
+  std::uint64_t cgroup_memory_mb = 2048;
   std::uint64_t cgroup_pids_max = 64;     // tasks of the whole job
   std::string cgroup_parent;            // "" = a plotq-<pid> group under this process's own cgroup
 

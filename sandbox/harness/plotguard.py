@@ -177,6 +177,7 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
     _mapping_items = types.MappingProxyType.items
     _getcwd = os.getcwd
     _readlink = os.readlink
+    _lstat = os.lstat
     _os_error = OSError
     _attribute_error = AttributeError
     work = _str(work_dir)
@@ -371,6 +372,16 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
             finally:
                 close_window(was)
 
+        def missing(full):
+            # Nothing there (or not ours to see): a read or a listing of it fails by itself and
+            # says no more than os.path.exists, which raises no event. importlib.metadata lists and
+            # opens every sys.path entry, and catalogue files insert their CI's site-packages there.
+            try:
+                _lstat(full)
+            except _os_error:
+                return True
+            return False
+
         def in_work_dir(full):
             # strictly inside the work dir, and not the harness's record
             if full is None or not _startswith(full, work + "/"):
@@ -427,7 +438,7 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
                     return True if under(full, install_prefixes) else "import"
                 if under(full, install_prefixes) or under(full, other_prefixes):
                     return True
-                if full in exact_files or in_work_dir(full):
+                if full in exact_files or in_work_dir(full) or missing(full):
                     return True
                 return "open"
             if event in wrapper_events:
@@ -458,6 +469,8 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
                 full = absolute(".") if target is None else resolved(args, 0, None)
                 if under(full, install_prefixes) or under(full, work_prefixes):
                     return True     # the import system's directory caches; the work dir
+                if full is not None and missing(full):
+                    return True
                 return "listing"
             if event == "object.__setattr__":
                 # namedtuple(..., defaults=...) sets its own __new__.__defaults__ (typing's

@@ -164,6 +164,20 @@ ALLOWED = {
         print("SKLEARN", len(set(labels)), distances.shape, importance.importances_mean.shape,
               len(fit.params), smooth.shape)
         '''),
+    # a sys.path entry that does not exist (catalogue files insert their CI's site-packages):
+    # importlib.metadata lists and opens it, and a read of a missing file fails by itself. An
+    # existing place outside stays refused (read_outside, list_outside below).
+    "missing_sys_path_entry": SAVE + textwrap.dedent('''\
+        import importlib.metadata
+        import os
+        import sys
+        sys.path.insert(0, "/home/runner/work/anyplot/anyplot/.venv/lib/python3.13/site-packages")
+        version = importlib.metadata.version("numpy")
+        try:
+            open("/nonexistent-plotq-dir/x.txt")
+        except FileNotFoundError:
+            print("MISSING", bool(version), os.listdir.__name__)
+        '''),
     # pandas 3's chained-assignment check reads its caller's frame: off in the sandbox
     "chained_assignment": SAVE + textwrap.dedent('''\
         import pandas as pd
@@ -183,6 +197,7 @@ EVIDENCE = {
     "read_csv_one_thread": "THREADS 1 700000",
     "qhull": "HULL True",
     "chained_assignment": "CHAINED [2, 4, 6]",
+    "missing_sys_path_entry": "MISSING True listdir",
     "pyparsing_mathtext": "PARSED [4, '+', 38]",
     "scikit_learn": "SKLEARN 3 (60, 3) (3,) 2 (60, 2)",
 }

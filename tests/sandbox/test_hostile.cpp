@@ -101,7 +101,7 @@ print("c threads", n, err.value, flush=True)
   }
 }
 
-// RLIMIT_AS (512 MiB here) is what stops one process: the cgroup's limit (1,024 MiB by default)
+// RLIMIT_AS (512 MiB here) is what stops one process: the cgroup's limit (larger by default)
 // is never reached, so the job ends normally (reason ok) with both bombs' MemoryError/NULL seen
 // from inside. The C bomb touches every page it gets: the peak RSS proves the memory was real.
 TEST_CASE("memory bomb: one process stops at RLIMIT_AS", "[hostile]") {
