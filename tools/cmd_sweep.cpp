@@ -1,5 +1,5 @@
 // plotq sweep run|report|diff|list: replay a folder of plot files and compare outcomes (issue 7;
-// runs/sweep_*.hpp hold the logic, store/sweeps.hpp the rows).
+// sweep/*.hpp hold the logic, store/sweeps.hpp the rows).
 //   plotq sweep run DIR [--glob G] [--library L,...] [--themes light,dark] [--label NAME] [--timeout S]
 //                       [--mode sandbox|bare] [--server URL] [--jobs N] [--resume LABEL]
 //   plotq sweep report LABEL [--json]
@@ -36,9 +36,9 @@
 #include "runs/libraries.hpp"
 #include "runs/render_job.hpp"
 #include "runs/runtime.hpp"
-#include "runs/sweep_backends.hpp"
-#include "runs/sweep_report.hpp"
-#include "runs/sweep_runner.hpp"
+#include "sweep/backends.hpp"
+#include "sweep/report.hpp"
+#include "sweep/runner.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "common/settings.hpp"
-#include "runs/sweep_bare.hpp"
+#include "sweep/bare.hpp"
 #include "server/plotqd_config.hpp"
 
 using namespace plotq::server;
@@ -245,7 +245,7 @@ TEST_CASE("config: help lists every setting - README tables name only registered
   std::regex row(R"(\|\s*`(PLOTQ_[A-Z0-9_]+)`\s*\|)");
   int rows = 0;
   for (const char* readme_path : {"server/README.md", "sandbox/README.md", "sandbox/figure/README.md", "store/README.md",
-                                  "queue/README.md", "runs/README.md", "tools/README.md", "README.md"}) {
+                                  "queue/README.md", "runs/README.md", "sweep/README.md", "tools/README.md", "README.md"}) {
     std::ifstream in(std::string(PLOTQ_SOURCE_DIR) + "/" + readme_path);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -268,7 +268,7 @@ TEST_CASE("config: docs/settings.md is the registry as generated", "[config]") {
   // Longest prefix first: the build dir may lie inside the source dir.
   // The sweep's own settings belong to the CLI (plotq sweep), not to plotqd: their own section.
   plotq::runs::BareConfig bare;
-  s.section("plotq sweep (runs/README.md)", "runs/settings.cpp");
+  s.section("plotq sweep (sweep/README.md)", "sweep/settings.cpp");
   plotq::runs::register_sweep_settings(s, bare);
   std::string want = s.markdown({{PLOTQ_BINARY_DIR, "<build>"}, {PLOTQ_SOURCE_DIR, "<home>"}});
   std::ifstream in(std::string(PLOTQ_SOURCE_DIR) + "/docs/settings.md");

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runs/sweep_backends.hpp"
-#include "runs/sweep_bare.hpp"
+#include "sweep/backends.hpp"
+#include "sweep/bare.hpp"
 #include "sandbox/config.hpp"
 #include "tests/sweep/helpers.hpp"
 

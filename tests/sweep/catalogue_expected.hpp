@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "runs/sweep_files.hpp"
+#include "sweep/files.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "store/sweeps.hpp"
 

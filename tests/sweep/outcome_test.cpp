@@ -7,9 +7,9 @@
 
 #include "common/sha256.hpp"
 #include "runs/outcome.hpp"
-#include "runs/sweep_bare.hpp"
-#include "runs/sweep_files.hpp"
-#include "runs/sweep_outcome.hpp"
+#include "sweep/bare.hpp"
+#include "sweep/files.hpp"
+#include "sweep/outcome.hpp"
 #include "sandbox/config.hpp"
 #include "tests/sweep/helpers.hpp"
 

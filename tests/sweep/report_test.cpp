@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "runs/sweep_report.hpp"
+#include "sweep/report.hpp"
 #include "tests/sweep/helpers.hpp"
 
 using namespace plotq;

@@ -3,8 +3,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 
-#include "runs/sweep_outcome.hpp"
-#include "runs/sweep_runner.hpp"
+#include "sweep/outcome.hpp"
+#include "sweep/runner.hpp"
 #include "tests/sweep/helpers.hpp"
 
 using namespace plotq;

@@ -1,5 +1,5 @@
-// The sweep's backends (runs/sweep_runner.hpp: SweepBackend):
-//   bare     plain Python per file and theme on a worker thread each (runs/sweep_bare.hpp); plotly
+// The sweep's backends (sweep/runner.hpp: SweepBackend):
+//   bare     plain Python per file and theme on a worker thread each (sweep/bare.hpp); plotly
 //            JSON drawn by the FigureRenderer on the io_context
 //   sandbox  runs::Renderer in process: the exact path POST /render takes (runs/render_job.hpp)
 // (--server URL lives in tools/cmd_sweep.cpp: it needs the CLI's HTTP client.)
@@ -10,8 +10,8 @@
 #include <boost/asio/io_context.hpp>
 
 #include "runs/runtime.hpp"
-#include "runs/sweep_bare.hpp"
-#include "runs/sweep_runner.hpp"
+#include "sweep/bare.hpp"
+#include "sweep/runner.hpp"
 
 namespace plotq::sandbox {
 class FigureRenderer;

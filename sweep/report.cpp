@@ -1,4 +1,4 @@
-#include "runs/sweep_report.hpp"
+#include "sweep/report.hpp"
 
 #include <algorithm>
 #include <map>

@@ -11,7 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "runs/sweep_files.hpp"
+#include "sweep/files.hpp"
 #include "store/db.hpp"
 #include "store/sweeps.hpp"
 

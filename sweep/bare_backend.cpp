@@ -1,5 +1,5 @@
 // Bare mode's backend: each file's Python steps run on a worker thread of their own (blocking
-// spawn/poll/wait, runs/sweep_bare.cpp); results come back to the io_context, where plotly JSON goes
+// spawn/poll/wait, sweep/bare.cpp); results come back to the io_context, where plotly JSON goes
 // through the FigureRenderer theme after theme and the rows are classified.
 #include <atomic>
 #include <map>
@@ -10,7 +10,7 @@
 
 #include "runs/outcome.hpp"
 #include "runs/render_job.hpp"
-#include "runs/sweep_backends.hpp"
+#include "sweep/backends.hpp"
 #include "sandbox/figure_renderer.hpp"
 
 namespace plotq::runs {

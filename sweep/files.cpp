@@ -1,4 +1,4 @@
-#include "runs/sweep_files.hpp"
+#include "sweep/files.hpp"
 
 #include <fcntl.h>
 #include <fnmatch.h>

@@ -7,7 +7,7 @@
 #include "runs/outcome.hpp"
 #include "runs/ledger_row.hpp"
 #include "runs/render_job.hpp"
-#include "runs/sweep_backends.hpp"
+#include "sweep/backends.hpp"
 #include "store/ledger.hpp"
 
 namespace plotq::runs {

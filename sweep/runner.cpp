@@ -1,11 +1,11 @@
-#include "runs/sweep_runner.hpp"
+#include "sweep/runner.hpp"
 
 #include <algorithm>
 #include <chrono>
 
 #include <boost/asio/post.hpp>
 
-#include "runs/sweep_outcome.hpp"
+#include "sweep/outcome.hpp"
 #include "store/error.hpp"
 #include "store/time.hpp"
 

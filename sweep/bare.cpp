@@ -1,4 +1,4 @@
-#include "runs/sweep_bare.hpp"
+#include "sweep/bare.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "runs/sweep_outcome.hpp"
+#include "sweep/outcome.hpp"
 
 namespace plotq {
 class Settings;
@@ -32,7 +32,7 @@ struct BareConfig {
   std::size_t max_png_bytes = kMaxPngBytes;     // same cap as the render path (10 MiB)
   bool sweep_log = false;  // PLOTQ_SWEEP_LOG: keep the launcher's log on stderr during a sweep
 };
-// PLOTQ_SWEEP_* are declared in runs/settings.cpp; bare_config_from_env() loads them with the
+// PLOTQ_SWEEP_* are declared in sweep/settings.cpp; bare_config_from_env() loads them with the
 // sandbox's PLOTQ_PYTHON and PLOTQ_HARNESS_DIR.
 void register_sweep_settings(Settings& s, BareConfig& c);
 BareConfig bare_config_from_env();

@@ -1,4 +1,4 @@
-#include "runs/sweep_outcome.hpp"
+#include "sweep/outcome.hpp"
 
 #include <vector>
 

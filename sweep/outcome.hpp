@@ -41,7 +41,7 @@ std::optional<std::string> traceback_class(std::string_view stderr_text);
 
 // Maps the name Python prints for a class (module.qualname, bare for builtins/__main__) to the
 // harness's vocabulary name; everything else is "unlisted". Built by running the harness's own
-// errors.build_class_table() once (sweep_bare.hpp: load_class_vocabulary).
+// errors.build_class_table() once (bare.hpp: load_class_vocabulary).
 struct ClassVocabulary {
   std::map<std::string, std::string> printed_to_name;
   std::string classify(const std::string& printed) const;

@@ -1,0 +1,29 @@
+// The sweep's own PLOTQ_* settings (bare mode and the CLI's log switch), declared once with their
+// bounds and reasons; docs/settings.md prints them (section "plotq sweep").
+#include "common/env.hpp"
+#include "common/settings.hpp"
+#include "sweep/bare.hpp"
+
+namespace plotq::runs {
+
+void register_sweep_settings(Settings& s, BareConfig& c) {
+  s.add("PLOTQ_SWEEP_TMP_ROOT", &c.sweep_tmp_root, "bare mode makes a fresh dir per file and theme here");
+  s.add("PLOTQ_SWEEP_STDERR_KEEP_BYTES", &c.sweep_stderr_keep_bytes,
+        "bare mode keeps this much of a file's stderr to read its error class, bytes")
+      .range(1024, 16 << 20);
+  s.add("PLOTQ_SWEEP_LOG", &c.sweep_log,
+        "keep the launcher's structured log on stderr during a sweep (zygote starts, each job): for a slow or failing sweep");
+}
+
+BareConfig bare_config_from_env() {
+  BareConfig c;
+  Settings s;
+  register_sweep_settings(s, c);
+  load_or_throw(s);
+  // The interpreter and harness are the sandbox's own settings (PLOTQ_PYTHON, PLOTQ_HARNESS_DIR).
+  c.python = env_string("PLOTQ_PYTHON", c.python);
+  c.harness_dir = env_string("PLOTQ_HARNESS_DIR", c.harness_dir);
+  return c;
+}
+
+}  // namespace plotq::runs
