@@ -1,6 +1,5 @@
 // A turn's plot action: the render slot, each theme drawn in the sandbox, the PNGs stored with the
-// turn and served at the plot event's URLs; the daily pipeline runs. Without runs::Renderer in the
-// build, a plot action answers error{unsupported}.
+// turn and served at the plot event's URLs; the daily pipeline runs.
 #include <thread>
 
 #include "tests/turns/turn_client.hpp"
@@ -21,8 +20,6 @@ json plot(const std::string& code, std::vector<std::string> themes) {
 }
 
 }  // namespace
-
-#ifdef PLOTQ_HAVE_RENDERER
 
 TEST_CASE("a plot turn: ready -> status{rendering} -> plot -> message -> done - the PNGs are served") {
   Server s;
@@ -97,16 +94,3 @@ TEST_CASE("daily pipeline runs: at the limit a plot turn is refused before takin
   CHECK(evs[1].data["code"] == "pipeline_runs_exhausted");
   CHECK(s.scalar("SELECT count(*) FROM runs WHERE kind = 'render' AND refusal_code = 'pipeline_runs_exhausted'") == 1);
 }
-
-#else
-
-TEST_CASE("without the renderer in the build a plot action answers error{unsupported}") {
-  Server s;
-  auto sid = s.session("ann");
-  auto st = s.turn("ann", sid, plot(kSine, {"light"}));
-  auto evs = until_done(*st, 30s);
-  REQUIRE(names(evs) == std::vector<std::string>{"ready", "error", "done"});
-  CHECK(evs[1].data["code"] == "unsupported");
-}
-
-#endif
