@@ -44,8 +44,7 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
     return r;
   }
   nlohmann::json rec;
-  if (const std::string* text = output(kResult))
-    rec = nlohmann::json::parse(*text, nullptr, false);
+  if (const std::string* text = output(kResult)) rec = parse_record(*text);
   int exit_code = job.exit_code.value_or(-1);
   auto rec_exit = int_field(rec, "exit_code");
   auto rec_reason = str_field(rec, "reason");
@@ -81,15 +80,18 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
     r.outcome = "harness_error";  // exit code and record disagree about success
   }
   if (r.outcome == "validation") {
-    if (const std::string* text = output(kValidation)) {
-      auto v = nlohmann::json::parse(*text, nullptr, false);
-      if (v.is_object() && v.contains("findings") && v["findings"].is_array()) {
-        for (const auto& f : v["findings"]) {
-          auto code = str_field(f, "code");
-          if (!code) continue;
-          r.findings.push_back(Finding{*code, static_cast<int>(int_field(f, "line").value_or(0)),
-                                       str_field(f, "message").value_or("")});
-        }
+    // The harness writes validation.json whenever it exits for validation: without a readable one
+    // the records disagree, like a result.json that is missing or does not parse.
+    const std::string* text = output(kValidation);
+    nlohmann::json v = text ? parse_record(*text) : nlohmann::json();
+    if (!v.is_object() || !v.contains("findings") || !v["findings"].is_array()) {
+      r.outcome = "harness_error";
+    } else {
+      for (const auto& f : v["findings"]) {
+        auto code = str_field(f, "code");
+        if (!code) continue;
+        r.findings.push_back(Finding{*code, static_cast<int>(int_field(f, "line").value_or(0)),
+                                     str_field(f, "message").value_or("")});
       }
     }
   }

@@ -22,8 +22,6 @@ namespace {
 constexpr const char* kPlotFile = "plot.py";
 constexpr const char* kDataFile = "data.csv";
 constexpr const char* kResultFile = "result.json";
-// result.json is a flat object; anything nested deeper is not a harness record.
-constexpr int kMaxRecordDepth = 8;
 
 
 bool matches(const std::string& s, std::size_t max_len, bool upper_ok) {
@@ -165,8 +163,7 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   // The record is written inside the sandbox: it counts only when it agrees with the process.
   nlohmann::json rec;
   auto rec_text = job.outputs.find(kResultFile);
-  if (rec_text != job.outputs.end() && json_depth(rec_text->second) <= kMaxRecordDepth)
-    rec = nlohmann::json::parse(rec_text->second, nullptr, false);
+  if (rec_text != job.outputs.end()) rec = parse_record(rec_text->second);
   int exit_code = job.exit_code.value_or(-1);
   auto rec_exit = int_field(rec, "exit_code");
   auto rec_reason = str_field(rec, "reason");

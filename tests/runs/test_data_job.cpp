@@ -2,6 +2,8 @@
 // believed only when they agree with the process and with out.csv.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "common/sha256.hpp"
 #include "runs/data_job.hpp"
 #include "runs/outcome.hpp"
@@ -99,6 +101,42 @@ TEST_CASE("validation findings are read from validation.json") {
   CHECK(r.findings[0].code == "banned-name");
   CHECK(r.findings[0].line == 2);
   CHECK(runs::outcome(r.outcome).refusal);
+}
+
+// Valid JSON nested past the records' cap: nlohmann would parse it (and the record would pass),
+// so only the depth scan refuses it.
+static std::string nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST_CASE("a result.json nested deeper than a record is refused unparsed") {
+  auto j = exited(0);
+  std::string csv = "x\n1\n";
+  j.outputs["out.csv"] = csv;
+  std::string rec = ok_record(csv, 1, 1);
+  rec.insert(rec.size() - 1, R"(,"pad":)" + nested(64));
+  REQUIRE(nlohmann::json::parse(rec, nullptr, false).is_object());
+  j.outputs["result.json"] = rec;
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "harness_error");
+  CHECK_FALSE(r.csv_text);
+}
+
+TEST_CASE("a validation.json nested deeper than a record is refused unparsed") {
+  auto j = exited(10);
+  j.outputs["result.json"] = R"({"exit_code":10,"reason":"validation"})";
+  std::string v = R"({"findings":[{"code":"banned-name","line":2,"message":"m","pad":)" + nested(64) + "}]}";
+  REQUIRE(nlohmann::json::parse(v, nullptr, false).is_object());
+  j.outputs["validation.json"] = v;
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "harness_error");
+  CHECK(r.findings.empty());
+}
+
+TEST_CASE("an exit for validation without a readable validation.json is harness_error") {
+  auto j = exited(10);
+  j.outputs["result.json"] = R"({"exit_code":10,"reason":"validation"})";
+  CHECK(runs::interpret_data_job(j).outcome == "harness_error");
+  j.outputs["validation.json"] = "{not json";
+  CHECK(runs::interpret_data_job(j).outcome == "harness_error");
 }
 
 TEST_CASE("a host stop wins over whatever the records say") {
