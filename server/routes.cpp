@@ -1,6 +1,7 @@
 // The list of plotqd's route modules. Add one line per module.
 #include "common/log.hpp"
 #include "server/app.hpp"
+#include "server/idempotency_prune.hpp"
 #include "store/migrate.hpp"
 
 namespace plotq::server {
@@ -28,6 +29,8 @@ void register_routes(App& app) {
   register_status_routes(app);
   register_web_routes(app);
   register_render_routes(app);
+  // Not a route: the answers /run-data and /render keep for retries expire on the loop's timer.
+  start_idempotency_prune(app);
 }
 
 }  // namespace plotq::server

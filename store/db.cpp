@@ -96,6 +96,12 @@ void register_settings(Settings& s, Options& o) {
   s.add("PLOTQ_DB_WAL_RESTART_PAGES", &o.wal_restart_pages,
         "WAL frames that make a background checkpoint a TRUNCATE (the WAL starts over)")
       .range(1, 1 << 24);
+  s.add("PLOTQ_IDEMPOTENCY_KEEP_HOURS", &o.idempotency_keep_hours,
+        "hours a /run-data or /render answer is kept for its retries (a retry within them never runs the code again)")
+      .range(1, 24 * 366);
+  s.add("PLOTQ_IDEMPOTENCY_PRUNE_BATCH", &o.idempotency_prune_batch,
+        "expired answers one background prune step deletes (one short write transaction)")
+      .range(1, 100'000);
 }
 
 Options options_from_env() {

@@ -35,9 +35,14 @@ struct Options {
   // PLOTQ_DB_WAL_RESTART_PAGES: when a background checkpoint finds this many frames in the WAL,
   // the Checkpointer follows it with a TRUNCATE checkpoint (the WAL starts over; bounded file).
   int wal_restart_pages = 4096;
+  // PLOTQ_IDEMPOTENCY_KEEP_HOURS: plotqd keeps a /run-data or /render answer this long for its
+  // retries (payment APIs keep their idempotency keys a day); older ones are pruned in the
+  // background, PLOTQ_IDEMPOTENCY_PRUNE_BATCH rows per short transaction.
+  int idempotency_keep_hours = 24;
+  int idempotency_prune_batch = 200;
 };
 
-// Registers every Options field as its PLOTQ_DB_* setting (db.cpp: name, bound, reason).
+// Registers every Options field as its PLOTQ_DB_* / PLOTQ_IDEMPOTENCY_* setting (db.cpp: name, bound, reason).
 void register_settings(Settings& s, Options& o);
 // The registration loaded alone from the environment; throws plotq::ConfigError when malformed.
 Options options_from_env();

@@ -65,7 +65,7 @@ Claim begin(Db& db, const std::string& job_id, const std::string& kind, const st
 }
 
 void complete(Db& db, const std::string& job_id, const std::string& kind, const std::string& response_json,
-              UnixSeconds now, int keep_done) {
+              UnixSeconds now) {
   guarded("complete idempotency key", [&] {
     SQLite::Database& s = db.sql();
     SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
@@ -83,14 +83,21 @@ void complete(Db& db, const std::string& job_id, const std::string& kind, const 
       if (!e.executeStep()) throw StoreError("not_found", "no idempotency record for job " + job_id);
       throw StoreError("bad_state", "idempotency record for job " + job_id + " is already done");
     }
-    // Keep the newest keep_done answers: completion order is finished_at, ties by claim order.
-    SQLite::Statement ev(s,
-                         "DELETE FROM idempotency WHERE state = 'done' AND id NOT IN ("
-                         "SELECT id FROM idempotency WHERE state = 'done' "
-                         "ORDER BY finished_at DESC, id DESC LIMIT ?)");
-    ev.bind(1, keep_done < 0 ? 0 : keep_done);
-    ev.exec();
     tx.commit();
+  });
+}
+
+std::int64_t prune_done(Db& db, UnixSeconds finished_before, int batch) {
+  if (batch <= 0) return 0;
+  return guarded("prune idempotency answers", [&] {
+    // One statement is its own transaction; LIMIT bounds how long it holds the write lock.
+    SQLite::Statement q(db.sql(),
+                        "DELETE FROM idempotency WHERE id IN ("
+                        "SELECT id FROM idempotency WHERE state = 'done' AND finished_at < ? "
+                        "ORDER BY finished_at, id LIMIT ?)");
+    q.bind(1, iso_utc(finished_before));
+    q.bind(2, batch);
+    return std::int64_t(q.exec());
   });
 }
 

@@ -5,7 +5,9 @@
 //   same key, same fingerprint, done     -> done_same (answer with the stored response)
 //   same key, different fingerprint      -> conflict (409 job_conflict)
 // Only successful answers are kept (complete); a failed or cancelled job is forgotten so a replay
-// runs again; only the newest keep_done answers stay (oldest completed evicted first).
+// runs again. Answers are kept by age (PLOTQ_IDEMPOTENCY_KEEP_HOURS): plotqd deletes the expired
+// ones in small batches from a timer (prune_done), so no write holds the lock for long and a retry
+// within the window is always answered from the store.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,7 +28,6 @@ struct Claim {
 };
 
 namespace idempotency {
-inline constexpr int kDefaultKeepDone = 16;  // anyplot's DONE_CACHE
 
 std::string kind_for_themes(const std::vector<std::string>& themes);  // {"light","dark"} -> "light,dark"
 std::string fingerprint(std::string_view request_json);               // sha256 hex
@@ -35,10 +36,13 @@ std::string fingerprint(std::string_view request_json);               // sha256 
 // later call complete() or forget().
 Claim begin(Db& db, const std::string& job_id, const std::string& kind,
             const std::string& fingerprint, UnixSeconds now);
-// running -> done with the answer (valid JSON); evicts done records beyond keep_done.
-// Unknown key: not_found; already done: bad_state.
+// running -> done with the answer (valid JSON). Unknown key: not_found; already done: bad_state.
 void complete(Db& db, const std::string& job_id, const std::string& kind,
-              const std::string& response_json, UnixSeconds now, int keep_done = kDefaultKeepDone);
+              const std::string& response_json, UnixSeconds now);
+// Deletes at most `batch` done answers that finished before `finished_before`, oldest first, in
+// one short transaction (the partial index on finished_at finds them). Running claims are never
+// pruned. Returns how many went: `batch` means more may be left.
+std::int64_t prune_done(Db& db, UnixSeconds finished_before, int batch);
 // Deletes a running record (the job failed or was cancelled). False when there was none.
 bool forget(Db& db, const std::string& job_id, const std::string& kind);
 // At plotqd start: running records of a previous process can never finish; deletes them.

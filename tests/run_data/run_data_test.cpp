@@ -8,7 +8,10 @@
 #include <thread>
 
 #include "store/db.hpp"
+#include "store/idempotency.hpp"
 #include "store/ledger.hpp"
+#include "store/migrate.hpp"
+#include "store/time.hpp"
 #include "tests/support/test_client.hpp"
 
 using namespace plotq::test;
@@ -114,6 +117,47 @@ TEST_CASE("same job id and payload again: the stored answer - and the code never
   REQUIRE(second.status == 200);
   CHECK(second.json() == first.json());  // identical, wall_s and timings included
   CHECK(s.ledger("again").size() == 1);
+}
+
+TEST_CASE("a replay after more than 16 other jobs is still answered from the store - one ledger row") {
+  Server s;
+  auto first = s.post(req("kept", kTwoRows));
+  REQUIRE(first.status == 200);
+  // More answers than the old in-memory cap of 16 kept: the first must not be pushed out.
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(s.post(req("other-" + std::to_string(i), kTwoRows)).status == 200);
+  auto again = s.post(req("kept", kTwoRows));
+  REQUIRE(again.status == 200);
+  CHECK(again.json() == first.json());
+  CHECK(s.ledger("kept").size() == 1);
+}
+
+TEST_CASE("plotqd prunes answers past PLOTQ_IDEMPOTENCY_KEEP_HOURS in batches - and keeps the rest") {
+  TempDir dir;
+  const std::string path = dir.file("plotq.db");
+  auto now = plotq::store::now_unix();
+  {
+    auto db = plotq::store::Db::open(path);
+    plotq::store::migrate(*db);
+    std::string fp = plotq::store::idempotency::fingerprint("{}");
+    auto answer = [&](const std::string& job, plotq::store::UnixSeconds at) {
+      REQUIRE(plotq::store::idempotency::begin(*db, job, "data", fp, at).state == plotq::store::ClaimState::started);
+      plotq::store::idempotency::complete(*db, job, "data", "{}", at);
+    };
+    for (int i = 0; i < 3; ++i) answer("old-" + std::to_string(i), now - 3 * 3600 - i);
+    answer("recent", now - 3600);
+  }
+  // Keep 2 hours, one row per step: three steps delete the old answers, logged once together.
+  Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", path},
+                           {"PLOTQ_ENVIRONMENT", "development"},
+                           {"PLOTQ_IDEMPOTENCY_KEEP_HOURS", "2"},
+                           {"PLOTQ_IDEMPOTENCY_PRUNE_BATCH", "1"}});
+  REQUIRE(d.wait_listening(30s));
+  auto pruned = d.wait_log("idempotency_pruned", 10s);
+  REQUIRE(pruned);
+  CHECK((*pruned)["deleted"] == 3);
+  auto db = plotq::store::Db::open(path);
+  CHECK(db->sql().execAndGet("SELECT group_concat(job_id) FROM idempotency").getString() == "recent");
 }
 
 TEST_CASE("same job id - different payload: 409 job_conflict") {

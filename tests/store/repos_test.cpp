@@ -2,7 +2,6 @@
 #include <catch2/catch.hpp>
 
 #include "store/datasets.hpp"
-#include "store/idempotency.hpp"
 #include "store/ids.hpp"
 #include "store/ledger.hpp"
 #include "store/quotas.hpp"
@@ -124,21 +123,6 @@ TEST_CASE("turns: events get seq 1, 2, 3 and resume after a seq") {
   CHECK(code_of([&] { turns::append_event(*db, "ghost", "ready", "{}", kNow); }) == "constraint");
   CHECK(code_of([&] { turns::append_event(*db, "a", "Bad Name", "{}", kNow); }) == "constraint");
   CHECK(turns::events_after(*db, "a", 0).size() == 3);
-}
-
-TEST_CASE("turns: turns left by a previous process end as abandoned") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
-  sessions::create(*db, "s", "alice", kNow);
-  turns::create(*db, {"q", "s", "alice", 1, TurnAction::none}, kNow);
-  turns::create(*db, {"r", "s", "alice", 1, TurnAction::data}, kNow);
-  turns::create(*db, {"d", "s", "alice", 1, TurnAction::none}, kNow);
-  turns::start(*db, "r");
-  turns::finish(*db, "d", "ok", std::nullopt, kNow + 1);
-  CHECK(turns::finish_abandoned(*db, kNow + 9) == 2);
-  CHECK(turns::get(*db, "q")->outcome == "abandoned");
-  CHECK(turns::get(*db, "r")->ended_at == kNow + 9);
-  CHECK(turns::get(*db, "d")->outcome == "ok");
 }
 
 TEST_CASE("ledger: every field round trips, queries filter and order newest first") {
@@ -424,61 +408,6 @@ TEST_CASE("strikes: add, count in a window, lockout, list, clear") {
   CHECK(strikes::clear(*db, "alice") == 3);
   CHECK_FALSE(strikes::locked_out(*db, "alice", kNow, 1, 86400));
   CHECK(code_of([&] { strikes::add(*db, "alice", "Attack!", kNow); }) == "constraint");
-}
-
-TEST_CASE("idempotency: started, running_same, done_same, conflict, forget") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
-  std::string kind = idempotency::kind_for_themes({"light", "dark"});
-  CHECK(kind == "light,dark");
-  std::string fp = idempotency::fingerprint(R"({"job_id":"j1","code":"x"})");
-  std::string other = idempotency::fingerprint(R"({"job_id":"j1","code":"y"})");
-  CHECK(fp.size() == 64);
-
-  CHECK(idempotency::begin(*db, "j1", kind, fp, kNow).state == ClaimState::started);
-  CHECK(idempotency::begin(*db, "j1", kind, fp, kNow).state == ClaimState::running_same);
-  CHECK(idempotency::begin(*db, "j1", kind, other, kNow).state == ClaimState::conflict);
-  // Another kind (themes in another order) is another key.
-  CHECK(idempotency::begin(*db, "j1", "dark,light", other, kNow).state == ClaimState::started);
-
-  idempotency::complete(*db, "j1", kind, R"({"status":"ok"})", kNow + 2);
-  Claim c = idempotency::begin(*db, "j1", kind, fp, kNow + 3);
-  CHECK(c.state == ClaimState::done_same);
-  CHECK(c.response == R"({"status":"ok"})");
-  CHECK(idempotency::begin(*db, "j1", kind, other, kNow).state == ClaimState::conflict);
-  CHECK(code_of([&] { idempotency::complete(*db, "j1", kind, "{}", kNow); }) == "bad_state");
-  CHECK(code_of([&] { idempotency::complete(*db, "nope", "data", "{}", kNow); }) == "not_found");
-  CHECK(code_of([&] { idempotency::begin(*db, "j2", "data", "not-a-sha", kNow); }) == "constraint");
-
-  // A failed job is forgotten so a replay runs again.
-  CHECK(idempotency::begin(*db, "j3", "data", fp, kNow).state == ClaimState::started);
-  CHECK(idempotency::forget(*db, "j3", "data"));
-  CHECK_FALSE(idempotency::forget(*db, "j3", "data"));
-  CHECK_FALSE(idempotency::forget(*db, "j1", kind));  // done answers are not forgotten
-  CHECK(idempotency::begin(*db, "j3", "data", other, kNow).state == ClaimState::started);
-  // At restart, running claims of the old process are dropped.
-  CHECK(idempotency::forget_running(*db) == 2);  // j1/dark,light and j3
-  CHECK(idempotency::begin(*db, "j1", kind, fp, kNow).state == ClaimState::done_same);
-}
-
-TEST_CASE("idempotency: only the newest keep_done answers stay, oldest completed evicted first") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
-  std::string fp = idempotency::fingerprint("{}");
-  for (int i = 0; i < 5; ++i) {
-    std::string job = "job" + std::to_string(i);
-    REQUIRE(idempotency::begin(*db, job, "data", fp, kNow).state == ClaimState::started);
-  }
-  // Complete out of claim order: 3, 0, 4, 1, 2 at increasing times; keep 3.
-  int order[] = {3, 0, 4, 1, 2};
-  for (int i = 0; i < 5; ++i)
-    idempotency::complete(*db, "job" + std::to_string(order[i]), "data", "{}", kNow + i, 3);
-  auto state = [&](int i) { return idempotency::begin(*db, "job" + std::to_string(i), "data", fp, kNow + 9).state; };
-  CHECK(state(4) == ClaimState::done_same);
-  CHECK(state(1) == ClaimState::done_same);
-  CHECK(state(2) == ClaimState::done_same);
-  CHECK(state(3) == ClaimState::started);  // evicted: a replay runs again
-  CHECK(state(0) == ClaimState::started);
 }
 
 TEST_CASE("ids: new_id gives distinct lowercase hex of the asked length") {

@@ -1,0 +1,88 @@
+// What plotqd's store keeps across a restart: idempotency answers (claims, replays, answers kept by
+// age and pruned in batches) and the start-up clean-up (running claims forgotten), on a real
+// migrated SQLite file.
+#include <catch2/catch.hpp>
+
+#include "store/idempotency.hpp"
+#include "tests/store/helpers.hpp"
+
+using namespace plotq::store;
+using plotq::store::test::code_of;
+using plotq::store::test::kNow;
+using plotq::store::test::migrated;
+using plotq::store::test::TempDir;
+
+TEST_CASE("idempotency: started, running_same, done_same, conflict, forget") {
+  TempDir t;
+  auto db = migrated(t.file("p.db"));
+  std::string kind = idempotency::kind_for_themes({"light", "dark"});
+  CHECK(kind == "light,dark");
+  std::string fp = idempotency::fingerprint(R"({"job_id":"j1","code":"x"})");
+  std::string other = idempotency::fingerprint(R"({"job_id":"j1","code":"y"})");
+  CHECK(fp.size() == 64);
+
+  CHECK(idempotency::begin(*db, "j1", kind, fp, kNow).state == ClaimState::started);
+  CHECK(idempotency::begin(*db, "j1", kind, fp, kNow).state == ClaimState::running_same);
+  CHECK(idempotency::begin(*db, "j1", kind, other, kNow).state == ClaimState::conflict);
+  // Another kind (themes in another order) is another key.
+  CHECK(idempotency::begin(*db, "j1", "dark,light", other, kNow).state == ClaimState::started);
+
+  idempotency::complete(*db, "j1", kind, R"({"status":"ok"})", kNow + 2);
+  Claim c = idempotency::begin(*db, "j1", kind, fp, kNow + 3);
+  CHECK(c.state == ClaimState::done_same);
+  CHECK(c.response == R"({"status":"ok"})");
+  CHECK(idempotency::begin(*db, "j1", kind, other, kNow).state == ClaimState::conflict);
+  CHECK(code_of([&] { idempotency::complete(*db, "j1", kind, "{}", kNow); }) == "bad_state");
+  CHECK(code_of([&] { idempotency::complete(*db, "nope", "data", "{}", kNow); }) == "not_found");
+  CHECK(code_of([&] { idempotency::begin(*db, "j2", "data", "not-a-sha", kNow); }) == "constraint");
+
+  // A failed job is forgotten so a replay runs again.
+  CHECK(idempotency::begin(*db, "j3", "data", fp, kNow).state == ClaimState::started);
+  CHECK(idempotency::forget(*db, "j3", "data"));
+  CHECK_FALSE(idempotency::forget(*db, "j3", "data"));
+  CHECK_FALSE(idempotency::forget(*db, "j1", kind));  // done answers are not forgotten
+  CHECK(idempotency::begin(*db, "j3", "data", other, kNow).state == ClaimState::started);
+  // At restart, running claims of the old process are dropped.
+  CHECK(idempotency::forget_running(*db) == 2);  // j1/dark,light and j3
+  CHECK(idempotency::begin(*db, "j1", kind, fp, kNow).state == ClaimState::done_same);
+}
+
+TEST_CASE("idempotency: answers are kept by age and pruned oldest first in batches") {
+  TempDir t;
+  auto db = migrated(t.file("p.db"));
+  std::string fp = idempotency::fingerprint("{}");
+  // Five answers finished an hour apart, completed out of claim order; two running claims.
+  int order[] = {3, 0, 4, 1, 2};
+  for (int i = 0; i < 5; ++i)
+    REQUIRE(idempotency::begin(*db, "job" + std::to_string(i), "data", fp, kNow).state == ClaimState::started);
+  for (int i = 0; i < 5; ++i)
+    idempotency::complete(*db, "job" + std::to_string(order[i]), "data", "{}", kNow + 3600 * i);
+  REQUIRE(idempotency::begin(*db, "run-old", "data", fp, kNow - 86400).state == ClaimState::started);
+  REQUIRE(idempotency::begin(*db, "run-new", "data", fp, kNow).state == ClaimState::started);
+  auto count = [&](const char* where) {
+    return db->sql().execAndGet(std::string("SELECT count(*) FROM idempotency WHERE ") + where).getInt();
+  };
+  // More than 16 answers stay: completing never evicts (the old count cap is gone).
+  for (int i = 0; i < 40; ++i) {
+    std::string job = "many" + std::to_string(i);
+    REQUIRE(idempotency::begin(*db, job, "data", fp, kNow).state == ClaimState::started);
+    idempotency::complete(*db, job, "data", "{}", kNow + 5 * 3600);
+  }
+  CHECK(count("state = 'done'") == 45);
+
+  // Cutoff after the first four answers, batch 3: the three oldest go, then the fourth, then none.
+  UnixSeconds cutoff = kNow + 3 * 3600 + 1;
+  CHECK(idempotency::prune_done(*db, cutoff, 3) == 3);
+  CHECK(idempotency::begin(*db, "job3", "data", fp, kNow).state == ClaimState::started);  // pruned: runs again
+  CHECK(idempotency::begin(*db, "job1", "data", fp, kNow).state == ClaimState::done_same);  // the fourth, not yet
+  CHECK(idempotency::prune_done(*db, cutoff, 3) == 1);
+  CHECK(idempotency::prune_done(*db, cutoff, 3) == 0);
+  CHECK(idempotency::begin(*db, "job1", "data", fp, kNow).state == ClaimState::started);
+  CHECK(idempotency::begin(*db, "job2", "data", fp, kNow).state == ClaimState::done_same);  // inside the window
+  CHECK(count("state = 'done'") == 41);
+  // Running claims are never pruned, however old; a batch of 0 deletes nothing.
+  CHECK(count("state = 'running' AND job_id LIKE 'run-%'") == 2);
+  CHECK(idempotency::prune_done(*db, kNow + 86400 * 30, 0) == 0);
+  CHECK(idempotency::prune_done(*db, kNow + 86400 * 30, 1000) == 41);
+  CHECK(count("state = 'running' AND job_id LIKE 'run-%'") == 2);
+}
