@@ -2,6 +2,10 @@
 
 #include <SQLiteCpp/Transaction.h>
 
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
 #include "store/sql_util.hpp"
 
 namespace plotq::store::turns {
@@ -133,11 +137,37 @@ std::optional<Turn> active_for_user(Db& db, const std::string& user_id) {
 
 std::int64_t finish_abandoned(Db& db, UnixSeconds now) {
   return guarded("finish abandoned turns", [&] {
-    SQLite::Statement q(db.sql(),
-                        "UPDATE turns SET status = 'done', outcome = 'abandoned', ended_at = ? "
-                        "WHERE status <> 'done'");
-    q.bind(1, iso_utc(now));
-    return std::int64_t(q.exec());
+    SQLite::Database& s = db.sql();
+    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    std::vector<std::pair<std::string, std::int64_t>> left;  // turn id, its last stored seq
+    SQLite::Statement q(s,
+                        "SELECT t.id, coalesce((SELECT max(seq) FROM turn_events e WHERE e.turn_id = t.id), 0) "
+                        "FROM turns t WHERE t.status <> 'done'");
+    while (q.executeStep()) left.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    const std::string at = iso_utc(now);
+    SQLite::Statement ev(s, "INSERT INTO turn_events(turn_id, seq, event, data, created_at) VALUES (?, ?, ?, ?, ?)");
+    SQLite::Statement end(s,
+                          "UPDATE turns SET status = 'done', outcome = 'abandoned', code = 'abandoned', ended_at = ? "
+                          "WHERE id = ?");
+    auto append = [&](const std::string& turn, std::int64_t seq, const char* name, const nlohmann::json& data) {
+      ev.reset();
+      ev.bind(1, turn);
+      ev.bind(2, seq);
+      ev.bind(3, name);
+      ev.bind(4, data.dump());  // compact, keys sorted: the form plotqd's own events have
+      ev.bind(5, at);
+      ev.exec();
+    };
+    for (const auto& [turn, last] : left) {
+      append(turn, last + kAbandonedSeqGap, "error", {{"code", "abandoned"}, {"ref", turn}});
+      append(turn, last + kAbandonedSeqGap + 1, "done", {{"turn", turn}, {"state", "error"}});
+      end.reset();
+      end.bind(1, at);
+      end.bind(2, turn);
+      end.exec();
+    }
+    tx.commit();
+    return std::int64_t(left.size());
   });
 }
 

@@ -60,7 +60,13 @@ std::vector<TurnEvent> events_after(Db& db, const std::string& turn_id, std::int
                                     int limit = 1000);
 // The user's turn that is queued or running, if any (plotqd allows one in flight per user).
 std::optional<Turn> active_for_user(Db& db, const std::string& user_id);
-// At plotqd start: turns left queued/running by a previous process end as 'abandoned'. Returns count.
+// At plotqd start: turns left queued/running by a previous process end as 'abandoned' (code
+// 'abandoned'), and each gets the two events its stream never sent: error{code:"abandoned", ref}
+// and done{state:"error", turn}, so a resume with Last-Event-ID ends with a done like any other
+// turn. Their seqs start kAbandonedSeqGap above the turn's last stored event: the dead process may
+// have sent events it never stored, and an id a client saw must never name another event.
+// One transaction. Returns how many turns it ended.
+inline constexpr std::int64_t kAbandonedSeqGap = 1000;
 std::int64_t finish_abandoned(Db& db, UnixSeconds now);
 std::vector<Turn> list_for_session(Db& db, const std::string& session_id, int limit = 1000);
 }  // namespace turns

@@ -1,9 +1,11 @@
 // What plotqd's store keeps across a restart: idempotency answers (claims, replays, answers kept by
-// age and pruned in batches) and the start-up clean-up (running claims forgotten), on a real
-// migrated SQLite file.
+// age and pruned in batches) and the start-up clean-up (running claims forgotten, abandoned turns
+// ended with the error and done their streams never sent), on a real migrated SQLite file.
 #include <catch2/catch.hpp>
 
 #include "store/idempotency.hpp"
+#include "store/sessions.hpp"
+#include "store/turns.hpp"
 #include "tests/store/helpers.hpp"
 
 using namespace plotq::store;
@@ -11,6 +13,43 @@ using plotq::store::test::code_of;
 using plotq::store::test::kNow;
 using plotq::store::test::migrated;
 using plotq::store::test::TempDir;
+
+TEST_CASE("turns: turns left by a previous process end as abandoned - with an error and a done above any sent id") {
+  TempDir t;
+  auto db = migrated(t.file("p.db"));
+  sessions::create(*db, "s", "alice", kNow);
+  turns::create(*db, {"q", "s", "alice", 1, TurnAction::none}, kNow);
+  turns::create(*db, {"r", "s", "alice", 1, TurnAction::data}, kNow);
+  turns::create(*db, {"d", "s", "alice", 1, TurnAction::none}, kNow);
+  turns::start(*db, "r");
+  turns::append_event(*db, "r", "ready", R"({"turn":"r"})", kNow);
+  turns::append_event(*db, "r", "status", R"({"step":"running"})", kNow);
+  turns::finish(*db, "d", "ok", std::nullopt, kNow + 1);
+  CHECK(turns::finish_abandoned(*db, kNow + 9) == 2);
+  CHECK(turns::get(*db, "q")->outcome == "abandoned");
+  CHECK(turns::get(*db, "q")->code == "abandoned");
+  CHECK(turns::get(*db, "r")->ended_at == kNow + 9);
+  CHECK(turns::get(*db, "d")->outcome == "ok");
+  CHECK(turns::active_for_user(*db, "alice") == std::nullopt);
+  // The running turn: its two stored events, then error and done a gap above them.
+  auto r = turns::events_after(*db, "r", 0);
+  REQUIRE(r.size() == 4);
+  CHECK(r[1].seq == 2);
+  CHECK(r[2].seq == 2 + turns::kAbandonedSeqGap);
+  CHECK(r[2].event == "error");
+  CHECK(r[2].data == R"({"code":"abandoned","ref":"r"})");
+  CHECK(r[3].seq == 3 + turns::kAbandonedSeqGap);
+  CHECK(r[3].event == "done");
+  CHECK(r[3].data == R"({"state":"error","turn":"r"})");
+  // A resume after an id the dead process sent but never stored still gets both.
+  CHECK(turns::events_after(*db, "r", 5).size() == 2);
+  // The queued turn had no event at all; the finished one gets none.
+  auto q = turns::events_after(*db, "q", 0);
+  REQUIRE(q.size() == 2);
+  CHECK(q[0].seq == turns::kAbandonedSeqGap);
+  CHECK(turns::events_after(*db, "d", 0).empty());
+  CHECK(turns::finish_abandoned(*db, kNow + 10) == 0);  // a second start finds nothing left
+}
 
 TEST_CASE("idempotency: started, running_same, done_same, conflict, forget") {
   TempDir t;
