@@ -1,0 +1,178 @@
+#include "tools/sweep_server_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
+
+#include "runs/libraries.hpp"
+#include "runs/outcome.hpp"
+#include "runs/runtime.hpp"
+#include "sandbox/config.hpp"
+#include "sweep/outcome.hpp"
+#include "tools/http_client.hpp"
+
+namespace plotq::cli {
+namespace {
+
+std::size_t base64_decoded_size(const std::string& b64) {
+  std::size_t n = b64.size();
+  if (n == 0) return 0;
+  std::size_t pad = 0;
+  if (b64[n - 1] == '=') ++pad;
+  if (n > 1 && b64[n - 2] == '=') ++pad;
+  return n / 4 * 3 - pad;
+}
+
+template <class T>
+std::optional<T> field(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return std::nullopt;
+  try {
+    return j[key].get<T>();
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// One theme of POST /render's answer as a row (the same model as in process).
+store::SweepResult row_from_answer(const std::string& theme, const nlohmann::json& out) {
+  store::SweepResult row;
+  row.theme = theme;
+  row.exit_code = field<int>(out, "exit_code");
+  row.wall_s = std::max(0.0, field<double>(out, "wall_s").value_or(0));
+  row.cpu_s = std::max(0.0, field<double>(out, "cpu_s").value_or(0));
+  row.max_rss_mb = field<double>(out, "max_rss_mb");
+  row.width = field<int>(out, "width");
+  row.height = field<int>(out, "height");
+  std::string reason = field<std::string>(out, "reason").value_or("ok");
+  std::string png = field<std::string>(out, "png_base64").value_or("");
+  if (reason == "ok" && !png.empty()) {
+    row.outcome = "render";
+    row.reason = "ok";
+    row.png_bytes = static_cast<std::int64_t>(base64_decoded_size(png));
+    std::string canvas = field<std::string>(out, "canvas").value_or("");
+    row.canvas = canvas == "exact" || canvas == "off" ? canvas : runs::canvas_of(row.width.value_or(0), row.height.value_or(0));
+    return row;
+  }
+  std::optional<std::string> error_class;
+  if (out.contains("error") && out["error"].is_object()) error_class = field<std::string>(out["error"], "class");
+  runs::set_failure(row, reason == "ok" ? "no_output" : reason, error_class);
+  if (row.reason == "canvas_size" && row.width && row.height) {
+    row.detail = runs::describe_size(*row.width, *row.height);
+  } else if (auto m = field<double>(out, "measured"), l = field<double>(out, "limit"); m && l) {
+    row.detail = std::to_string(static_cast<long long>(*m)) + "/" + std::to_string(static_cast<long long>(*l));
+  }
+  return row;
+}
+
+}  // namespace
+
+ServerBackend::~ServerBackend() {
+  stop_ = true;
+  for (auto& [id, t] : threads_)
+    if (t.joinable()) t.join();
+}
+
+std::string ServerBackend::support(const std::string& library) {
+  return runs::find_library(library) ? "ok" : "invalid_library";
+}
+
+void ServerBackend::start(const runs::SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
+                          std::function<void(runs::FileOutcome)> done) {
+  std::uint64_t id = next_id_++;
+  std::string job_id = prefix_ + "-" + std::to_string(id);
+  nlohmann::json body = {{"job_id", job_id},    {"source", task.source}, {"library", task.file.library},
+                         {"themes", themes},    {"timeout_s", timeout_s}};
+  if (!task.data_csv.empty()) body["data_csv"] = task.data_csv;
+  running_[id] = job_id;
+  auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+      io_.get_executor());
+  threads_[id] = std::thread([this, id, body = body.dump(), themes, timeout_s, work, done = std::move(done)]() mutable {
+    runs::FileOutcome out = call(body, themes, timeout_s);
+    boost::asio::post(io_, [this, id, work, out = std::move(out), done = std::move(done)]() mutable {
+      work->reset();
+      auto it = threads_.find(id);
+      if (it != threads_.end()) {
+        it->second.join();
+        threads_.erase(it);
+      }
+      running_.erase(id);
+      if (stop_) out.cancelled = true;
+      done(std::move(out));
+    });
+  });
+}
+
+void ServerBackend::cancel_all() {
+  stop_ = true;
+  for (const auto& [id, job_id] : running_) http_call(url_, "POST", "/render/" + job_id + "/cancel", "", 5);
+}
+
+runs::FileOutcome ServerBackend::call(const std::string& body, const std::vector<std::string>& themes,
+                                      double timeout_s) {
+  runs::FileOutcome out;
+  // A busy server (queue full, rate window) is waited for, not recorded.
+  for (int attempt = 0; attempt < 120 && !stop_; ++attempt) {
+    HttpResult r = http_call(url_, "POST", "/render", body, timeout_s * static_cast<double>(themes.size()) + 120);
+    if (!r.error.empty()) {
+      out.error = "POST /render: " + r.error;
+      return out;
+    }
+    nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+    std::string detail = j.is_object() ? field<std::string>(j, "detail").value_or("") : "";
+    if (r.status == 200 && j.is_object() && j.contains("outputs")) {
+      for (const auto& theme : themes) {
+        if (!j["outputs"].contains(theme)) {
+          store::SweepResult row;
+          row.theme = theme;
+          runs::set_failure(row, "harness_error");
+          out.themes.push_back(row);
+        } else {
+          out.themes.push_back(row_from_answer(theme, j["outputs"][theme]));
+          if (runs::outcome(out.themes.back().reason).host && out.error.empty())
+            out.error = "the server's render path failed on its host: " + out.themes.back().reason;
+        }
+      }
+      return out;
+    }
+    // Waiting helps: the queue or slot was full, memory was short, a store write was busy.
+    bool busy = r.status == 429 || (r.status == 503 && (detail == "busy" || detail == "capacity" ||
+                                                        detail == "low_memory" || detail == "store_unavailable" ||
+                                                        detail == "stuck"));
+    if (busy) {
+      for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (r.status == 503 && detail == "runtime_unavailable") {
+      // Not a host failure: this server cannot draw this library (the same as in process).
+      for (const auto& theme : themes) {
+        store::SweepResult row;
+        row.theme = theme;
+        runs::set_failure(row, "runtime_unavailable");
+        out.themes.push_back(row);
+      }
+      return out;
+    }
+    // Anything else (401/403, 409, 422, 499, 5xx) is not the file's outcome: stop, resume later.
+    out.error = "POST /render answered " + std::to_string(r.status) + (detail.empty() ? "" : " " + detail);
+    return out;
+  }
+  if (stop_) out.cancelled = true;
+  else out.error = "POST /render: the server stayed busy";
+  return out;
+}
+
+std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server) {
+  if (!server) return runs::runtime_id(runs::read_runtime(sandbox::config_from_env().python));
+  HttpResult r = http_call(*server, "GET", "/status", "", 10);
+  nlohmann::json j = r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
+  if (!j.is_object() || !j.contains("runtime") || !j["runtime"].is_object()) return std::nullopt;
+  auto id = field<std::string>(j["runtime"], "id");
+  if (!id || id->size() != 12 || id->find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+  return id;
+}
+
+}  // namespace plotq::cli

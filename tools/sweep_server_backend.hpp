@@ -1,0 +1,47 @@
+// plotq sweep --server URL: the sweep's third backend, POST /render on a running plotqd (blocking
+// tools/http_client calls on a worker thread per file in flight). Here, not in sweep/, because it
+// needs the CLI's HTTP client.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+
+#include "sweep/runner.hpp"
+
+namespace plotq::cli {
+
+class ServerBackend : public runs::SweepBackend {
+ public:
+  ServerBackend(boost::asio::io_context& io, std::string url, std::string prefix)
+      : io_(io), url_(std::move(url)), prefix_(std::move(prefix)) {}
+  ~ServerBackend() override;
+
+  // A library not in the table is refused here as in process; whether this server's runtime can
+  // draw the others (runtime_unavailable) it answers itself.
+  std::string support(const std::string& library) override;
+  void start(const runs::SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
+             std::function<void(runs::FileOutcome)> done) override;
+  void cancel_all() override;
+
+ private:
+  runs::FileOutcome call(const std::string& body, const std::vector<std::string>& themes, double timeout_s);
+
+  boost::asio::io_context& io_;
+  std::string url_;
+  std::string prefix_;
+  std::atomic<bool> stop_{false};
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, std::thread> threads_;
+  std::map<std::uint64_t, std::string> running_;
+};
+
+// The runtime a sweep's files run on: the configured interpreter's manifest (bare and sandbox
+// mode run the same one), or what a server's GET /status says it runs. nullopt: unknown.
+std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server);
+
+}  // namespace plotq::cli
