@@ -503,6 +503,10 @@ int spawn_zygote_keeper(const ExecImage& image, int ctrl, int sync_up_w, int syn
     if (::read(5, &go, 1) != 1 || go != 'g') ::_exit(5);
     ::close(5);
     if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0) ::_exit(6);
+    // The uid change cleared the parent-death signal (prctl(2)): without it again a K and its
+    // zygote outlived a killed host (tests/crash). The host may have died in between: then go.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (::getppid() != host) ::_exit(1);
     pid_t z = ::fork();
     if (z < 0) ::_exit(7);
     if (z == 0) {
