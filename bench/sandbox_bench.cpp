@@ -30,6 +30,7 @@
 
 #include "bench/stats.hpp"
 #include "common/log.hpp"
+#include "runs/data_job.hpp"
 #include "sandbox/launcher.hpp"
 
 namespace sb = plotq::sandbox;
@@ -237,13 +238,11 @@ int main(int argc, char** argv) {
     };
     if (only.empty() || only == "data") {
       sb::JobSpec data;
-      data.timeout_s = 30;
-      data.outputs["out.csv"] = 204800;
       if (harness) {
-        data.mode = "data";
-        data.files["snippet.py"] = kDataProgram;
-        data.argv = {"--data", "snippet.py"};
+        data = plotq::runs::data_job_spec(kDataProgram, 30);  // the job plotqd runs, table caps and all
       } else {
+        data.timeout_s = 30;
+        data.outputs["out.csv"] = plotq::runs::kMaxCsvBytes;
         data.files["job.py"] = std::string(kDataProgram) + "df.to_csv('out.csv', index=False)\n";
         data.argv = {"job.py"};
       }

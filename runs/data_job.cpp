@@ -14,6 +14,17 @@ constexpr const char* kOut = "out.csv";
 constexpr const char* kResult = "result.json";
 constexpr const char* kValidation = "validation.json";
 
+// 20000 -> "20,000": how a cap reads in a sentence.
+std::string grouped(std::size_t n) {
+  std::string s = std::to_string(n);
+  for (std::size_t i = s.size(); i > 3; i -= 3) s.insert(i - 3, ",");
+  return s;
+}
+
+std::string size_text(std::size_t bytes) {
+  return bytes % 1024 == 0 ? grouped(bytes / 1024) + " KiB" : grouped(bytes) + " bytes";
+}
+
 }  // namespace
 
 sandbox::JobSpec data_job_spec(const std::string& source, double timeout_s) {
@@ -25,6 +36,11 @@ sandbox::JobSpec data_job_spec(const std::string& source, double timeout_s) {
   spec.outputs[kOut] = kMaxCsvBytes;
   spec.outputs[kResult] = 64 * 1024;
   spec.outputs[kValidation] = 256 * 1024;
+  const table::Caps caps;
+  spec.env["PLOTQ_DATA_MAX_ROWS"] = std::to_string(caps.max_rows);
+  spec.env["PLOTQ_DATA_MAX_COLUMNS"] = std::to_string(caps.max_columns);
+  spec.env["PLOTQ_DATA_MAX_CSV_BYTES"] = std::to_string(caps.max_bytes);
+  spec.env["PLOTQ_DATA_MAX_CELL_CHARS"] = std::to_string(caps.max_cell_chars);
   spec.label = "data";
   return spec;
 }
@@ -117,6 +133,13 @@ std::string describe(const DataRunResult& r) {
            at_line() + ", so the run was stopped.";
   if (o == "snippet_error")
     return "The code raised " + r.error_class.value_or("an error") + at_line() + ".";
+  // The table's caps, as the job had them.
+  const table::Caps caps;
+  if (o == "too_many_rows") return "The table has more than " + grouped(caps.max_rows) + " rows.";
+  if (o == "too_many_columns") return "The table has more than " + grouped(caps.max_columns) + " columns.";
+  if (o == "too_large") return "The table is larger than " + size_text(caps.max_bytes) + " as CSV.";
+  if (o == "cell_too_long")
+    return "A cell or column name is longer than " + grouped(caps.max_cell_chars) + " characters.";
   // Everything else says what the outcome table says (runs/outcome.cpp).
   if (o == "unknown" || !known_outcome(o)) return "The run failed (" + o + ").";
   return std::string(outcome(o).sentence);

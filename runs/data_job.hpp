@@ -9,12 +9,16 @@
 #include <vector>
 
 #include "sandbox/job.hpp"
+#include "table/table.hpp"
 
 namespace plotq::runs {
 
 inline constexpr std::size_t kMaxDataSourceBytes = 16 * 1024;  // POST /run-data source cap
 inline constexpr double kMaxDataTimeoutS = 30;
-inline constexpr std::size_t kMaxCsvBytes = 204'800;  // equal to the harness's and the parser's cap
+// The table caps are table::Caps, the parser's: data_job_spec() passes them into the job's
+// environment (PLOTQ_DATA_MAX_*), the harness caps the table under them, and the host reads
+// out.csv back under the same ones.
+inline constexpr std::size_t kMaxCsvBytes = table::Caps{}.max_bytes;
 
 struct Finding {
   std::string code;

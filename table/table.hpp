@@ -22,7 +22,9 @@ struct Table {
   bool has_number_or_date_column() const;
 };
 
-// The parser's caps (shared with the harness's data mode: keep equal to sandbox/harness exits/caps).
+// The table caps, declared once: the parser's, and the harness's data mode's too (runs/data_job.cpp
+// passes them into every data job as PLOTQ_DATA_MAX_*; sandbox/harness/table.py refuses to run
+// without them).
 struct Caps {
   std::size_t max_bytes = 204'800;
   std::size_t max_columns = 50;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.hpp"
+#include "runs/data_job.hpp"
 #include "runs/runtime.hpp"
 #include "sandbox/cgroup.hpp"
 #include "sandbox/config.hpp"
@@ -65,20 +66,18 @@ int sandbox_run(Args args) {
   std::stringstream ss;
   ss << in.rdbuf();
 
-  sandbox::JobSpec spec;
+  double timeout_s = timeout.empty() ? 30.0 : std::stod(timeout);
+  // A data job is the one plotqd runs (its records and the table caps it is given).
+  sandbox::JobSpec spec = mode == "data" ? runs::data_job_spec(ss.str(), timeout_s) : sandbox::JobSpec{};
   spec.mode = mode;
-  spec.timeout_s = timeout.empty() ? 30.0 : std::stod(timeout);
+  spec.timeout_s = timeout_s;
   if (cold) spec.cold = true;
   if (mode == "raw") {
     std::string name = args[0].substr(args[0].find_last_of('/') + 1);
     if (!sandbox::valid_file_name(name)) name = "program.py";
     spec.files[name] = ss.str();
     spec.argv = {name};
-  } else if (mode == "data") {
-    spec.files["snippet.py"] = ss.str();
-    spec.argv = {"--data", "snippet.py"};
-    spec.outputs["out.csv"] = 204800;
-  } else {
+  } else if (mode != "data") {
     if (theme.empty()) theme = "light";
     spec.files["plot.py"] = ss.str();
     spec.argv = {"--plot", "plot.py"};

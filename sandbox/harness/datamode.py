@@ -1,6 +1,8 @@
 """Data mode: `harness.py --data snippet.py` runs a data-generating snippet and writes out.csv.
 
 Order of operations (README.md explains each choice):
+ 0. the table caps from the job's environment (PLOTQ_DATA_MAX_*, set by the host): missing or
+    bad -> exit 20 (internal_error), nothing read;
  1. read snippet.py (no links, regular file, capped), decode UTF-8;
  2. validate it (DATA profile) -- before preload, so a refused snippet costs no imports and no
     name from the snippet is ever imported; findings -> validation.json, exit 10, nothing runs;
@@ -144,6 +146,8 @@ _WARM_SNIPPET = (
     "x = np.linspace(0, 1, 8)\n"
     "df = pd.DataFrame({'x': x, 'y': np.sin(x), 'n': np.arange(8), 's': ['a'] * 8})\n"
 )
+# The warm-up frame's own caps, roomy for its fixed shape (a job's come from its environment).
+_WARM_LIMITS = TableLimits(rows=8, columns=4, bytes=1 << 16, cell_chars=64)
 
 
 def warm_spare_steps():
@@ -170,7 +174,7 @@ def warm_spare_steps():
         made.append(namespace["df"])
 
     def convert():
-        if make_converter(TableLimits())(made.pop())[0] != DATA_EXIT.OK:
+        if make_converter(_WARM_LIMITS)(made.pop())[0] != DATA_EXIT.OK:
             raise ValueError("the warm-up frame did not convert")
 
     def closures():
@@ -183,6 +187,11 @@ def warm_spare_steps():
 def run_data(snippet_path, validate=True, preload=None):
     """Data mode. Returns the exit code (DATA_EXIT). `preload` is harness.preload."""
     writer = records.make_writer()
+    try:
+        limits = TableLimits.from_env(os.environ)
+    except ValueError as exc:
+        os.write(2, ("harness: %s\n" % exc).encode("ascii"))
+        return _pre_arm_exit(DATA_EXIT.INTERNAL, writer)
     text, problem = read_snippet(snippet_path)
     if text is None:
         if isinstance(problem, Finding):
@@ -202,7 +211,7 @@ def run_data(snippet_path, validate=True, preload=None):
         preload("data")
     out_fd = os.open(OUT_FILE, records.CREATE_FLAGS, records.CREATE_MODE)
     result_fd = os.open(records.RESULT_FILE, records.CREATE_FLAGS, records.CREATE_MODE)
-    convert = make_converter(TableLimits.from_env(os.environ))
+    convert = make_converter(limits)
     run = make_data_run(out_fd, result_fd, convert, make_classifier(), writer)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     # Armed from here: the next line only calls the closure with the handle.

@@ -27,11 +27,11 @@ class DATA_EXIT:
     NO_DF = 13               # no top-level `df` after the run
     NOT_DATAFRAME = 14       # `df` is not exactly a pandas DataFrame
     MULTIINDEX_COLUMNS = 15  # MultiIndex columns
-    TOO_MANY_ROWS = 16       # > 20,000 rows
-    TOO_MANY_COLUMNS = 17    # > 50 columns (after the index is reset into columns)
-    TOO_LARGE = 18           # CSV > 204,800 bytes
-    CELL_TOO_LONG = 19       # a cell or column name > 200 characters
-    INTERNAL = 20            # the harness itself failed (bug, or a run that broke pandas internals)
+    TOO_MANY_ROWS = 16       # more rows than the cap (the caps: table.TableLimits)
+    TOO_MANY_COLUMNS = 17    # more columns than the cap (after the index is reset into columns)
+    TOO_LARGE = 18           # CSV bytes over the cap
+    CELL_TOO_LONG = 19       # a cell or column name over the cap of characters
+    INTERNAL = 20            # the harness itself failed (bug, no table caps from the host, or a run that broke pandas internals)
     SNIPPET_EXIT = 21        # SystemExit raised by the snippet (sys.exit, exit(), raise SystemExit)
     CELL_TYPE = 22           # a cell or name that is not text, number, bool, date/time or missing
     SNIPPET_MISSING = 23     # snippet file missing, not a regular file, or unreadable

@@ -13,24 +13,31 @@ from typing import NamedTuple
 from exits import DATA_EXIT
 
 
+# Each cap's variable in the job's environment.
+LIMIT_VARIABLES = {"rows": "PLOTQ_DATA_MAX_ROWS", "columns": "PLOTQ_DATA_MAX_COLUMNS",
+                   "bytes": "PLOTQ_DATA_MAX_CSV_BYTES", "cell_chars": "PLOTQ_DATA_MAX_CELL_CHARS"}
+
+
 class TableLimits(NamedTuple):
-    """The parser's caps (the host parses out.csv again under the same caps)."""
-    rows: int = 20_000          # PLOTQ_DATA_MAX_ROWS
-    columns: int = 50           # PLOTQ_DATA_MAX_COLUMNS
-    bytes: int = 204_800        # PLOTQ_DATA_MAX_CSV_BYTES
-    cell_chars: int = 200       # PLOTQ_DATA_MAX_CELL_CHARS
+    """The table caps. Declared once, on the host (table::Caps, which its parser reads out.csv
+    again under); runs/data_job.cpp passes them into every data job's environment."""
+    rows: int
+    columns: int
+    bytes: int         # of the CSV
+    cell_chars: int    # per cell or column name
 
     @classmethod
     def from_env(cls, environ):
-        """Defaults, each overridable by its PLOTQ_* variable (a positive integer; anything else
-        keeps the default). Read before arming."""
-        names = {"rows": "PLOTQ_DATA_MAX_ROWS", "columns": "PLOTQ_DATA_MAX_COLUMNS",
-                 "bytes": "PLOTQ_DATA_MAX_CSV_BYTES", "cell_chars": "PLOTQ_DATA_MAX_CELL_CHARS"}
+        """Each cap from its LIMIT_VARIABLES variable: a positive whole number in ASCII digits.
+        A missing or bad one raises ValueError naming it: the host broke the job's contract, so
+        no default stands in. Read before arming."""
         values = {}
-        for field, variable in names.items():
-            text = environ.get(variable, "")
-            if text.isdigit() and 0 < int(text) <= 1 << 40:
-                values[field] = int(text)
+        for field, variable in LIMIT_VARIABLES.items():
+            text = environ.get(variable)
+            if not (isinstance(text, str) and text.isascii() and text.isdigit()
+                    and 0 < int(text) <= 1 << 40):
+                raise ValueError("%s must be a positive integer" % variable)
+            values[field] = int(text)
         return cls(**values)
 
 
@@ -42,7 +49,7 @@ def _getter(cls, name):
     raise AttributeError(name)
 
 
-def make_converter(limits=TableLimits()):
+def make_converter(limits):
     import datetime
     import decimal
     import numpy as np

@@ -29,9 +29,15 @@ class Run(NamedTuple):
     files: tuple          # names in the work dir after the run
 
 
+# The table caps the host passes into every data job (runs/data_job.cpp, from table::Caps); the
+# harness tests hold the harness to these values.
+DATA_CAPS = {"PLOTQ_DATA_MAX_ROWS": "20000", "PLOTQ_DATA_MAX_COLUMNS": "50",
+             "PLOTQ_DATA_MAX_CSV_BYTES": "204800", "PLOTQ_DATA_MAX_CELL_CHARS": "200"}
+
+
 def base_env(work):
     return {"HOME": work, "TMPDIR": work, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+            "PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **DATA_CAPS}
 
 
 def _read(path, binary=False):

@@ -160,6 +160,9 @@ class DataMode(unittest.TestCase):
         warm["usage_plot"] = ("df = 1\n", {"argv": ["--plot", "snippet.py"]})
         warm["closed_streams"] = ("import sys\nimport pandas as pd\ndf = pd.DataFrame({'a': [1]})\n"
                                   "sys.stdout.close()\nsys.stderr.close()\n", {"validate": False})
+        ran = "import pandas as pd\nprint('RAN-7734')\ndf = pd.DataFrame({'a': [1]})\n"
+        warm["caps_empty"] = (ran, {"env": {"PLOTQ_DATA_MAX_ROWS": ""}})
+        warm["caps_bad"] = (ran, {"env": {"PLOTQ_DATA_MAX_CELL_CHARS": "lots"}})
         cls.runs = run_forked(warm)
         cold = {name: (lambda source=source: run_harness(source))
                 for name, source in CASES.items() if name in COLD}
@@ -313,6 +316,14 @@ class DataMode(unittest.TestCase):
                          [("banned-attribute", 3), ("os-use", 3), ("banned-name", 4)])
         self.assertTrue(all(set(f) == {"code", "line", "message"} for f in findings))
         self.assertFalse({"out.csv"} & set(run.files))
+
+    def test_table_caps_missing_from_the_job_is_internal_error_and_runs_nothing(self):
+        for name, variable in (("caps_empty", "PLOTQ_DATA_MAX_ROWS"), ("caps_bad", "PLOTQ_DATA_MAX_CELL_CHARS")):
+            with self.subTest(name=name):
+                run = self.assertRun(name, DATA_EXIT.INTERNAL, "internal_error")
+                self.assertNotIn("RAN-7734", run.stdout)
+                self.assertIn(variable, run.stderr)
+                self.assertFalse({"out.csv"} & set(run.files))
 
     def test_skip_switch_only_for_the_script(self):
         """The env var is honoured by the script entry only; main() always validates (below,

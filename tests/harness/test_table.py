@@ -7,7 +7,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness_util import HARNESS_DIR  # noqa: E402
+from harness_util import DATA_CAPS, HARNESS_DIR  # noqa: E402
 
 sys.path.insert(0, HARNESS_DIR)
 import numpy as np  # noqa: E402
@@ -16,7 +16,8 @@ import pandas as pd  # noqa: E402
 from exits import DATA_EXIT  # noqa: E402
 from table import TableLimits, make_converter  # noqa: E402
 
-convert = make_converter()
+LIMITS = TableLimits.from_env(DATA_CAPS)
+convert = make_converter(LIMITS)
 
 
 def code_of(df):
@@ -60,11 +61,22 @@ class Caps(unittest.TestCase):
                          DATA_EXIT.CELL_TOO_LONG)
 
     def test_limits_from_environment(self):
-        limits = TableLimits.from_env({"PLOTQ_DATA_MAX_ROWS": "10", "PLOTQ_DATA_MAX_COLUMNS": "x",
-                                       "PLOTQ_DATA_MAX_CSV_BYTES": "-5"})
-        self.assertEqual(limits, TableLimits(rows=10))
+        self.assertEqual(LIMITS, TableLimits(rows=20_000, columns=50, bytes=204_800, cell_chars=200))
+        limits = TableLimits.from_env(dict(DATA_CAPS, PLOTQ_DATA_MAX_ROWS="10"))
+        self.assertEqual(limits, LIMITS._replace(rows=10))
         small = make_converter(limits)
         self.assertEqual(small(pd.DataFrame({"a": range(11)}))[:3], (DATA_EXIT.TOO_MANY_ROWS, 11, 10))
+
+    def test_a_missing_or_bad_limit_is_refused_never_defaulted(self):
+        for variable in DATA_CAPS:
+            missing = {k: v for k, v in DATA_CAPS.items() if k != variable}
+            with self.subTest(variable=variable, value=None):
+                with self.assertRaisesRegex(ValueError, variable):
+                    TableLimits.from_env(missing)
+            for bad in ("", "x", "-5", "0", "+10", " 10", "10 ", "1e3", "\u0661\u0660", str((1 << 40) + 1)):
+                with self.subTest(variable=variable, value=bad):
+                    with self.assertRaisesRegex(ValueError, variable):
+                        TableLimits.from_env(dict(DATA_CAPS, **{variable: bad}))
 
 
 class Shape(unittest.TestCase):

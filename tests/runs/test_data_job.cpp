@@ -34,6 +34,28 @@ TEST_CASE("the spec runs snippet.py in data mode and collects the records under 
   CHECK(spec.timeout_s == 5);
 }
 
+TEST_CASE("the spec gives the job the parser's table caps - the harness has no caps of its own") {
+  auto spec = runs::data_job_spec("df = 1\n", 5);
+  const table::Caps caps;
+  CHECK(spec.env.at("PLOTQ_DATA_MAX_ROWS") == std::to_string(caps.max_rows));
+  CHECK(spec.env.at("PLOTQ_DATA_MAX_COLUMNS") == std::to_string(caps.max_columns));
+  CHECK(spec.env.at("PLOTQ_DATA_MAX_CSV_BYTES") == std::to_string(caps.max_bytes));
+  CHECK(spec.env.at("PLOTQ_DATA_MAX_CELL_CHARS") == std::to_string(caps.max_cell_chars));
+  CHECK(spec.outputs.at("out.csv") == caps.max_bytes);
+}
+
+TEST_CASE("a table over a cap is described with the cap the job was given") {
+  auto said = [](const char* outcome) {
+    runs::DataRunResult r;
+    r.outcome = outcome;
+    return runs::describe(r);
+  };
+  CHECK(said("too_many_rows") == "The table has more than 20,000 rows.");
+  CHECK(said("too_many_columns") == "The table has more than 50 columns.");
+  CHECK(said("too_large") == "The table is larger than 200 KiB as CSV.");
+  CHECK(said("cell_too_long") == "A cell or column name is longer than 200 characters.");
+}
+
 TEST_CASE("a clean run gives the CSV and its shape") {
   auto j = exited(0);
   std::string csv = "x,y\n1,2\n";
