@@ -1,7 +1,6 @@
 #include "runs/data_runner.hpp"
 
 #include <chrono>
-#include <fstream>
 #include <string>
 
 #include "common/log.hpp"
@@ -43,17 +42,6 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunW
                            {"ledger_s", ledger_s}});
     on_done(std::move(done));
   });
-}
-
-std::optional<long long> mem_available_mb() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  long long kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib / 1024;
-  }
-  return std::nullopt;
 }
 
 }  // namespace plotq::runs

@@ -20,7 +20,4 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunW
                                 const std::string& source, double timeout_s, double slot_wait_s,
                                 std::function<void(DataRunDone)> on_done);
 
-// MemAvailable in MiB from /proc/meminfo, or nullopt when unreadable.
-std::optional<long long> mem_available_mb();
-
 }  // namespace plotq::runs

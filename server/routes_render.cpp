@@ -10,12 +10,12 @@
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/outcome.hpp"
-#include "runs/data_runner.hpp"
 #include "runs/ledger_row.hpp"
 #include "runs/render_job.hpp"
 #include "runs/runtime.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
+#include "sandbox/watchdog.hpp"
 #include "server/app.hpp"
 #include "server/job_claim.hpp"
 #include "server/job_registry.hpp"
@@ -195,7 +195,7 @@ void register_render_routes(App& app) {
             {"outputs", outputs},
             {"timings", {{"slot_wait_s", round3(slot_wait)}, {"total_s", round3(seconds_since(started))}}},
             {"version", PLOTQ_VERSION},
-            {"mem_available_mb", opt(runs::mem_available_mb())},
+            {"mem_available_mb", opt(sandbox::mem_available_mb())},
         };
         try {
           store::idempotency::complete(app.db, j->job_id, j->kind, answer.dump(), store::now_unix());
@@ -228,7 +228,7 @@ void register_render_routes(App& app) {
                             {"in_flight", q.in_flight},
                             {"waiting", q.waiting},
                             {"stuck", app.launcher.stuck()},
-                            {"mem_available_mb", opt(runs::mem_available_mb())},
+                            {"mem_available_mb", opt(sandbox::mem_available_mb())},
                             {"sandbox", app.launcher.ready()},
                             {"figures", app.figures != nullptr},
                             // The runtime's id and each package's version (runtime/venv/plotq-runtime.json).

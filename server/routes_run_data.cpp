@@ -7,6 +7,7 @@
 #include "runs/outcome.hpp"
 #include "runs/data_runner.hpp"
 #include "runs/runtime.hpp"
+#include "sandbox/watchdog.hpp"
 #include "server/app.hpp"
 #include "server/job_claim.hpp"
 #include "server/job_registry.hpp"
@@ -46,7 +47,7 @@ nlohmann::json data_run_response(const runs::DataRunResult& r, double slot_wait_
       {"attempts", std::max(1, r.job.attempts)},
       {"timings", {{"slot_wait_s", round3(slot_wait_s)}, {"total_s", round3(total_s)}}},
       {"version", PLOTQ_VERSION},
-      {"mem_available_mb", opt(runs::mem_available_mb())},
+      {"mem_available_mb", opt(sandbox::mem_available_mb())},
   };
 }
 
