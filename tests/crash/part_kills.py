@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""Kill one part of a running plotqd at a time while work runs (issue 16, section 1): a sandbox
+job, the data zygote, the Chromium of the figure renderer. Each time the request in flight is
+answered (never left hanging) with a clear error, or drawn again by a restarted part; plotqd stays
+up, the part comes back, and the next job of the same kind succeeds.
+
+  part_kills.py PLOTQD --part job|zygote|chromium [--keep DIR]
+
+Prints PLOTQ-SKIP (ctest: skipped) when the part cannot run here: no sandbox, or no Chromium.
+"""
+import argparse
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import procs  # noqa: E402
+from plotq_client import Plotqd, request  # noqa: E402
+from workload import PLOTLY, data_code  # noqa: E402
+
+# Runs until killed (well inside its timeout), in plain Python: the data profile admits no sleep.
+BUSY = "import pandas as pd\ntotal = 0\nfor i in range(10 ** 9):\n    total += i\ndf = pd.DataFrame({'t': [total]})\n"
+# A figure with enough points that Chromium is still drawing when it is killed.
+BIG_PLOTLY = ("import plotly.graph_objects as go\nfig = go.Figure(go.Scatter(x=list(range(60000)), "
+              "y=[(i * 7919) % 1000 for i in range(60000)], mode='markers'))\nfig.show()\n")
+# The codes a job may be answered with when a part died under it (server/errors.hpp).
+CLEAR = {"io", "sandbox_unavailable", "renderer_failed", "internal", "unavailable", "stuck"}
+
+
+class Call(threading.Thread):
+    def __init__(self, port, path, body):
+        super().__init__(daemon=True)
+        self.args = (port, path, body)
+        self.result = None
+
+    def run(self):
+        port, path, body = self.args
+        try:
+            self.result = request(port, "POST", path, body, user="svc", timeout=120)
+        except OSError as e:
+            self.result = (0, repr(e))
+
+
+def busiest(pids_of, seconds=0.7):
+    """The process among pids_of() whose CPU time grew most over a short look (the running job)."""
+    first = {p["pid"]: p["cpu"] for p in pids_of()}
+    time.sleep(seconds)
+    best, grew = None, 0
+    for p in pids_of():
+        d = p["cpu"] - first.get(p["pid"], p["cpu"])
+        if d > grew:
+            best, grew = p, d
+    return best
+
+
+def clear_failure(status, body):
+    """A job a part died under: a 200 that names what happened, or an error of the vocabulary."""
+    if status == 200 and isinstance(body, dict):
+        outs = body.get("outputs", {"": body})
+        return all(o.get("exit_code") not in (0,) or o.get("reason") for o in outs.values())
+    return status >= 500 and isinstance(body, dict) and body.get("detail") in CLEAR
+
+
+def zygotes(d):
+    return [p for p in procs.tree(d.pid) if p["part"] == "zygote"]
+
+
+def kill_job(d, fail, job_id, quick_data):
+    """A sandbox job: a warm job is a fork of the zygote (a process below it)."""
+    call = Call(d.port, "/run-data", {"job_id": job_id("busy"), "source": BUSY, "timeout_s": 25})
+    call.start()
+    time.sleep(1.5)
+    victim = busiest(lambda: [p for p in zygotes(d) if p["depth"] >= 3])
+    if victim is None:
+        fail.append("job: no running job process found under the zygote")
+        return
+    os.kill(victim["pid"], signal.SIGKILL)
+    call.join(60)
+    print("parts: job %d killed -> %r" % (victim["pid"], (call.result[0], str(call.result[1])[:160])))
+    if call.result is None or not clear_failure(*call.result):
+        fail.append("job: the killed job was not answered with a clear error: %r" % (call.result,))
+    quick_data("job")
+
+
+def kill_zygote(d, fail, job_id, quick_data):
+    """The zygote itself while its job runs: the job goes with it, a new zygote comes."""
+    call = Call(d.port, "/run-data", {"job_id": job_id("busy"), "source": BUSY, "timeout_s": 25})
+    call.start()
+    time.sleep(1.5)
+    top = [p for p in zygotes(d) if p["depth"] == 2]
+    if not top:
+        fail.append("zygote: no data zygote found")
+        return
+    os.kill(top[0]["pid"], signal.SIGKILL)
+    call.join(60)
+    print("parts: zygote %d killed -> %r" % (top[0]["pid"], (call.result[0], str(call.result[1])[:160])))
+    if call.result is None or not clear_failure(*call.result):
+        fail.append("zygote: its job was not answered with a clear error: %r" % (call.result,))
+    quick_data("zygote")
+    # The next job may be sent before the zygote's exit is noticed (it then runs cold); the one
+    # after it starts a new zygote.
+    for _ in range(2):
+        if d.wait_log("zygote_ready", 1, lambda ev: ev.get("pid") != top[0]["pid"]):
+            break
+        quick_data("zygote")
+    if not d.wait_log("zygote_ready", 60, lambda ev: ev.get("pid") != top[0]["pid"]):
+        fail.append("zygote: no new zygote came up after the next jobs")
+
+
+def kill_chromium(d, fail, job_id, plotly):
+    """Chromium while it draws a figure: answered, a fresh renderer draws the next one."""
+    plotly("warm-up")
+    call = Call(d.port, "/render", {"job_id": job_id("big"), "source": BIG_PLOTLY, "library": "plotly",
+                                    "themes": ["light"], "timeout_s": 60})
+    call.start()
+    label = "render %s light" % call.args[2]["job_id"]
+    d.wait_log("sandbox_job", 60, lambda ev: ev.get("label") == label)  # the figure JSON is made
+    browser = [p for p in procs.tree(d.pid) if p["comm"] == "chromium" and "--type=" not in p["cmd"]]
+    if not browser:
+        fail.append("chromium: no browser process of the figure renderer found")
+        return
+    os.kill(browser[0]["pid"], signal.SIGKILL)
+    call.join(90)
+    print("parts: chromium %d killed -> %r" % (browser[0]["pid"], (call.result[0], str(call.result[1])[:160])))
+    status, body = call.result or (0, None)
+    out = body.get("outputs", {}).get("light", {}) if status == 200 and isinstance(body, dict) else {}
+    drawn_again = status == 200 and out.get("reason") is None and out.get("width")
+    if not drawn_again and not clear_failure(status, body):
+        fail.append("chromium: the figure in flight was neither drawn again nor answered with a clear error: %r"
+                    % (str(call.result)[:200],))
+    if not d.wait_log("figure_renderer_exit", 5):
+        fail.append("chromium: the renderer was not seen to exit after its browser was killed")
+    plotly("chromium")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("plotqd")
+    ap.add_argument("--part", choices=["job", "zygote", "chromium"], required=True)
+    ap.add_argument("--keep")
+    args = ap.parse_args()
+    work = args.keep or tempfile.mkdtemp(prefix="plotq-parts-")
+    os.makedirs(work, exist_ok=True)
+    os.chmod(work, 0o711)  # the figure renderer's dir is made here: Chromium's uid must reach it
+    env = {"PLOTQ_RUNS_PER_MINUTE": "100000", "PLOTQ_WARM_MODES": "data", "PLOTQ_SLOTS": "2",
+           "PLOTQ_FIGURE_TMP_ROOT": work}
+    d = Plotqd(args.plotqd, os.path.join(work, "plotq.db"), os.path.join(work, "plotqd.log"), env).start()
+    fail = []
+    n = [0]
+
+    def job_id(kind):
+        n[0] += 1
+        return "%s-%d" % (kind, n[0])
+
+    def quick_data(why):
+        status, body = request(d.port, "POST", "/run-data", {"job_id": job_id("next"), "source": data_code(3),
+                                                             "timeout_s": 20}, user="svc", timeout=120)
+        if status != 200 or body.get("exit_code") != 0 or body.get("csv_text", "").count("\n") != 4:
+            fail.append("%s: the next data job did not succeed: %d %r" % (why, status, str(body)[:200]))
+
+    def plotly(why, source=PLOTLY % 1):
+        status, body = request(d.port, "POST", "/render", {"job_id": job_id("fig"), "source": source,
+                                                           "library": "plotly", "themes": ["light"],
+                                                           "timeout_s": 60}, user="svc", timeout=120)
+        out = body.get("outputs", {}).get("light", {}) if isinstance(body, dict) else {}
+        if status != 200 or out.get("reason") is not None or out.get("width") is None:
+            fail.append("%s: the next plotly render did not succeed: %d %r" % (why, status, str(body)[:200]))
+
+    try:
+        if not d.wait_log("sandbox", 5, lambda ev: ev.get("ready") is True):
+            print("PLOTQ-SKIP: the sandbox cannot run here (plotqd --check-sandbox)")
+            return 0
+        quick_data("start")  # the data zygote is up
+        if args.part == "job":
+            kill_job(d, fail, job_id, quick_data)
+        elif args.part == "zygote":
+            kill_zygote(d, fail, job_id, quick_data)
+        else:
+            if d.events("figures_unavailable"):
+                print("PLOTQ-SKIP: no figure renderer here: %s" % d.events("figures_unavailable")[0].get("reason"))
+                return 0
+            kill_chromium(d, fail, job_id, plotly)
+        if d.proc.poll() is not None:
+            fail.append("plotqd exited during the part kill")
+    finally:
+        d.stop()
+    for f in fail:
+        print("FAIL " + f)
+    print("parts: %s killed while work ran: %s" % (args.part, "FAILED" if fail else "answered, restarted, next job ok"))
+    if not fail and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
