@@ -8,8 +8,8 @@ checks of checks.py. Standard library only.
 
 Prints one "crash: ..." summary line (the figures of docs/reliability.md) and exits 1 when any check
 failed, naming each failure. Kill moments: at a random time, while a sandbox job holds the render slot,
-while turns wait behind it (their queue broadcasts), and just after jobs were answered (so some
-finish however slow the host); WAL checkpoints run every few milliseconds, so kills land in them too.
+while turns wait behind it (their queue broadcasts), just after jobs were answered (so some finish
+however slow the host), and while the figure renderer's Chromium runs; WAL checkpoints run every few milliseconds, so kills land in them too.
 """
 import argparse
 import os
@@ -53,7 +53,7 @@ def answers(rec, renders_only=False):
         return drawn + len(rec.run_data) + sum(1 for t in rec.turns if t["action"] == "data")
 
 
-def kill_moment(mode, port, rng, rec):
+def kill_moment(mode, port, pid, rng, rec):
     """Waits for the round's moment; returns what it waited for."""
     if mode == "random":
         time.sleep(rng.uniform(0.3, 4.0))
@@ -67,6 +67,15 @@ def kill_moment(mode, port, rng, rec):
             time.sleep(0.05)
         time.sleep(rng.uniform(0, 1.0))
         return mode if answers(rec, renders) >= want else mode + "(not reached)"
+    if mode == "chromium_up":
+        # The figure renderer starts after a plotly job's Python part: wait until its browser runs.
+        end = time.monotonic() + 45
+        while time.monotonic() < end:
+            if any(p["part"] == "chromium" for p in procs.tree(pid)):
+                time.sleep(rng.uniform(0, 1.5))
+                return mode
+            time.sleep(0.2)
+        return mode + "(not reached)"
     key = "in_flight" if mode == "in_job" else "waiting"
     need = 1 if mode == "in_job" else 2
     end = time.monotonic() + 10
@@ -103,7 +112,8 @@ def main():
     fail = []
     stats = {"kills": 0, "turns": 0, "interrupted": 0, "run_data": 0, "render": 0, "datasets": 0,
              "checked": 0, "lost": 0, "ran_twice": 0, "survivors": 0}
-    modes = ["random", "in_job", "after_answers", "in_broadcast", "after_render"]
+    modes = ["random", "in_job", "after_answers", "in_broadcast", "after_render",
+             "random", "in_job", "after_answers", "in_broadcast", "chromium_up"]
     d = Plotqd(args.plotqd, db_path, os.path.join(work, "plotqd.log"), env).start()
     if not d.wait_log("sandbox", 5, lambda ev: ev.get("ready") is True):
         d.stop()
@@ -115,7 +125,7 @@ def main():
             before = len(fail)
             w = Workers(d.port, rec, rng, rnd, sessions)
             w.start()
-            mode = kill_moment(modes[(rnd - 1) % len(modes)], d.port, rng, rec)
+            mode = kill_moment(modes[(rnd - 1) % len(modes)], d.port, d.pid, rng, rec)
             snapshot = procs.tree(d.pid)
             old_pid = d.pid
             d.kill()
