@@ -15,6 +15,7 @@ import argparse
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -92,6 +93,7 @@ def kill_moment(mode, port, pid, rng, rec):
 
 
 def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # plotqd is stopped on the way out
     ap = argparse.ArgumentParser()
     ap.add_argument("plotqd")
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("PLOTQ_CRASH_ROUNDS", "20")))

@@ -139,6 +139,7 @@ def kill_chromium(d, fail, job_id, plotly):
 
 
 def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # plotqd is stopped on the way out
     ap = argparse.ArgumentParser()
     ap.add_argument("plotqd")
     ap.add_argument("--part", choices=["job", "zygote", "chromium"], required=True)

@@ -6,6 +6,7 @@ Client: one request per connection (http.client), and a turn's Server-Sent Event
 frame. Every failure of the transport raises OSError or http.client.HTTPException, which is what a
 killed server looks like to a client.
 """
+import ctypes
 import http.client
 import json
 import os
@@ -13,6 +14,11 @@ import signal
 import subprocess
 import threading
 import time
+
+
+def _die_with_parent():
+    # A driver killed by a timeout must not leave its plotqd serving (PR_SET_PDEATHSIG, SIGKILL).
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
 class Plotqd:
@@ -37,7 +43,7 @@ class Plotqd:
         log.write(b"--- start\n")
         log.flush()
         self.proc = subprocess.Popen([self.binary], env=env, stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=subprocess.PIPE)
+                                     stdout=log, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
         threading.Thread(target=self._read, args=(self.proc, log), daemon=True).start()
         ev = self.wait_log("listening", timeout)
         if ev is None:
