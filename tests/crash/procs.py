@@ -35,7 +35,7 @@ def all_procs():
 
 
 def part_of(p):
-    """zygote | chromium | node | job | helper | other, from the command line."""
+    """zygote | node | chromium | job | helper | keeper | other, from the command line."""
     cmd = p.get("cmd", "")
     if "zygote.py" in cmd:
         return "zygote"
@@ -45,8 +45,10 @@ def part_of(p):
         return "chromium"
     if "harness" in cmd or p["comm"].startswith("python"):
         return "job"
+    if p["comm"] == "plotq-cold":
+        return "helper"  # a slot's cold helper (and the C process of a cold job)
     if p["comm"].startswith("plotq"):
-        return "helper"
+        return "keeper"  # a fork of plotqd: a zygote's keeper
     return "other"
 
 
