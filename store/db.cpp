@@ -91,11 +91,11 @@ void register_settings(Settings& s, Options& o) {
   s.add("PLOTQ_DB_CACHE_KIB", &o.cache_kib, "SQLite page cache of plotqd's connection, KiB (0: SQLite's 2000)")
       .range(0, 4 * 1024 * 1024);
   s.add("PLOTQ_DB_CHECKPOINT_INTERVAL_MS", &o.checkpoint_interval_ms,
-        "WAL checkpoint from a background thread this often, ms (0: inside the writer's commits)")
+        "plotqd checkpoints the WAL on its writer connection this often, ms (0: inside the writer's commits)")
       .range(0, 3'600'000);
-  s.add("PLOTQ_DB_WAL_RESTART_PAGES", &o.wal_restart_pages,
-        "WAL frames that make a background checkpoint a TRUNCATE (the WAL starts over)")
-      .range(1, 1 << 24);
+  s.add("PLOTQ_DB_WAL_KEEP_KIB", &o.wal_keep_kib,
+        "KiB the WAL file is cut back to when it starts over (journal_size_limit)")
+      .range(0, 4 * 1024 * 1024);
   s.add("PLOTQ_IDEMPOTENCY_KEEP_HOURS", &o.idempotency_keep_hours,
         "hours a /run-data or /render answer is kept for its retries (a retry within them never runs the code again)")
       .range(1, 24 * 366);
@@ -136,6 +136,7 @@ std::unique_ptr<Db> Db::open(const std::string& path, Options options) {
       std::string mode = s.execAndGet("PRAGMA journal_mode=WAL").getString();
       if (mode != "wal") throw StoreError("db_open", path + ": cannot switch to WAL (" + mode + ")");
       s.exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+      s.exec("PRAGMA journal_size_limit=" + std::to_string(std::int64_t(options.wal_keep_kib) * 1024));
     }
     if (options.cache_kib > 0) s.exec("PRAGMA cache_size=-" + std::to_string(options.cache_kib));
     s.exec("PRAGMA foreign_keys=ON");

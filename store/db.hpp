@@ -28,13 +28,13 @@ struct Options {
   // PLOTQ_DB_CACHE_KIB: SQLite's page cache per connection (cache_size = -KiB; SQLite's own default
   // is 2000 KiB, too small once turn_events outgrows it and every insert reads pages).
   int cache_kib = 16384;
-  // PLOTQ_DB_CHECKPOINT_INTERVAL_MS: plotqd checkpoints the WAL from a background thread this often
-  // (store::Checkpointer); 0 = SQLite's auto-checkpoint inside the writer's commits. Db::open
-  // itself does not use it.
+  // PLOTQ_DB_CHECKPOINT_INTERVAL_MS: plotqd checkpoints the WAL on its writer connection from an
+  // event-loop timer this often (store/checkpoint.hpp); 0 = SQLite's auto-checkpoint inside the
+  // writer's commits. Db::open itself does not use it.
   int checkpoint_interval_ms = 1000;
-  // PLOTQ_DB_WAL_RESTART_PAGES: when a background checkpoint finds this many frames in the WAL,
-  // the Checkpointer follows it with a TRUNCATE checkpoint (the WAL starts over; bounded file).
-  int wal_restart_pages = 4096;
+  // PLOTQ_DB_WAL_KEEP_KIB: journal_size_limit. When the WAL starts over (the first commit after a
+  // complete checkpoint) its file is cut back to this size, so one burst does not keep it large.
+  int wal_keep_kib = 16384;
   // PLOTQ_IDEMPOTENCY_KEEP_HOURS: plotqd keeps a /run-data or /render answer this long for its
   // retries (payment APIs keep their idempotency keys a day); older ones are pruned in the
   // background, PLOTQ_IDEMPOTENCY_PRUNE_BATCH rows per short transaction.
