@@ -82,6 +82,7 @@ class Settings;
 // the CLI); throws plotq::ConfigError naming every bad value, so nothing falls back silently.
 void load_or_throw(Settings& s);
 
+
 class Settings {
  public:
   // Throws std::logic_error when the name is not PLOTQ_[A-Z0-9_]+ or is registered twice.
@@ -124,6 +125,17 @@ class Settings {
   };
   std::vector<Section> sections_;
 };
+
+// A module's config loaded alone from the environment: its registration, then load_or_throw.
+// `load_from_env<RenderConfig>(register_settings)` is every *_from_env() body.
+template <class C>
+C load_from_env(void (*register_fields)(Settings&, C&)) {
+  C c;
+  Settings s;
+  register_fields(s, c);
+  load_or_throw(s);
+  return c;
+}
 
 // ---- template implementation ------------------------------------------------------------------
 

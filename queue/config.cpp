@@ -32,12 +32,6 @@ void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_TURN_DEADLINE_S", &c.turn_deadline_s, "a turn's budget once it holds the slot, seconds").range(0.001, 86400);
 }
 
-Config Config::from_env() {
-  Config c;
-  Settings s;
-  register_settings(s, c);
-  load_or_throw(s);
-  return c;
-}
+Config Config::from_env() { return load_from_env<Config>(register_settings); }
 
 }  // namespace plotq::queue

@@ -11,12 +11,6 @@ void register_settings(Settings& s, RenderConfig& c) {
       .check([](std::string_view t) { return !t.empty() && t[0] == '/' ? std::string() : std::string("must be an absolute path"); });
 }
 
-RenderConfig render_config_from_env() {
-  RenderConfig c;
-  Settings s;
-  register_settings(s, c);
-  load_or_throw(s);
-  return c;
-}
+RenderConfig render_config_from_env() { return load_from_env<RenderConfig>(register_settings); }
 
 }  // namespace plotq::runs

@@ -56,12 +56,6 @@ void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_REQUIRE_EXEC_FILTER", &c.require_exec_filter, "a job exits exec_denied when the exec filter cannot be armed");
 }
 
-Config config_from_env() {
-  Config c;
-  Settings s;
-  register_settings(s, c);
-  load_or_throw(s);
-  return resolved(c);
-}
+Config config_from_env() { return resolved(load_from_env<Config>(register_settings)); }
 
 }  // namespace plotq::sandbox

@@ -34,12 +34,6 @@ void register_figure_settings(Settings& s, FigureConfig& c) {
       .range(256, 1 << 24);
 }
 
-FigureConfig figure_config_from_env() {
-  FigureConfig c;
-  Settings s;
-  register_figure_settings(s, c);
-  load_or_throw(s);
-  return c;
-}
+FigureConfig figure_config_from_env() { return load_from_env<FigureConfig>(register_figure_settings); }
 
 }  // namespace plotq::sandbox

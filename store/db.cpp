@@ -104,13 +104,7 @@ void register_settings(Settings& s, Options& o) {
       .range(1, 100'000);
 }
 
-Options options_from_env() {
-  Options o;
-  Settings s;
-  register_settings(s, o);
-  load_or_throw(s);
-  return o;
-}
+Options options_from_env() { return load_from_env<Options>(register_settings); }
 
 Db::Db(const std::string& path, Options options, int flags)
     : path_(path), options_(options), sql_(path, flags, options.busy_timeout_ms) {}

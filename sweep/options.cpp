@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 
 #include "runs/render_interpret.hpp"
 #include "sweep/files.hpp"
@@ -78,15 +77,6 @@ std::optional<ResumeDifference> resume_difference(const store::Sweep& stored, co
     return ResumeDifference{"--timeout", given.timeout, buf};
   }
   return std::nullopt;
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 std::string join(const std::vector<std::string>& v) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/settings.hpp"
 #include "store/sweeps.hpp"
 
 namespace plotq::runs {
@@ -49,8 +50,8 @@ struct ResumeDifference {
 std::optional<ResumeDifference> resume_difference(const store::Sweep& stored, const SweepRunArgs& given,
                                                   const std::string& root_given);
 
-// "a,,b" -> {"a", "b"}; join is its inverse.
-std::vector<std::string> split_list(const std::string& s);
+// join is the inverse of plotq::split_list (common/settings.hpp): {"a", "b"} -> "a,b".
+using plotq::split_list;
 std::string join(const std::vector<std::string>& v);
 
 }  // namespace plotq::runs

@@ -16,10 +16,7 @@ void register_sweep_settings(Settings& s, BareConfig& c) {
 }
 
 BareConfig bare_config_from_env() {
-  BareConfig c;
-  Settings s;
-  register_sweep_settings(s, c);
-  load_or_throw(s);
+  BareConfig c = load_from_env<BareConfig>(register_sweep_settings);
   // The interpreter and harness are the sandbox's own settings (PLOTQ_PYTHON, PLOTQ_HARNESS_DIR).
   c.python = env_string("PLOTQ_PYTHON", c.python);
   c.harness_dir = env_string("PLOTQ_HARNESS_DIR", c.harness_dir);
