@@ -1,6 +1,7 @@
 #include "server/job_claim.hpp"
 
 #include "common/log.hpp"
+#include "store/error.hpp"
 #include "store/idempotency.hpp"
 #include "store/time.hpp"
 
@@ -41,6 +42,20 @@ std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& re
   auto job = app.jobs.add(job_id, kind);
   JobRegistry::add_waiter(job, res);
   return job;
+}
+
+void keep_and_answer(App& app, const std::shared_ptr<RunningJob>& j, const nlohmann::json& answer) {
+  try {
+    store::idempotency::complete(app.db, j->job_id, j->kind, answer.dump(), store::now_unix());
+  } catch (const store::StoreError& e) {
+    log_event("idempotency_complete_failed", {{"job_id", j->job_id}, {"kind", j->kind}, {"code", e.code()}});
+    try {
+      store::idempotency::forget(app.db, j->job_id, j->kind);
+    } catch (const store::StoreError&) {
+      // Still running in the store: the next start-up forgets it (idempotency::forget_running).
+    }
+  }
+  app.jobs.finish(j, 200, answer);
 }
 
 }  // namespace plotq::server::jobs

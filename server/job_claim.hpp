@@ -30,4 +30,9 @@ nlohmann::json opt(const std::optional<T>& v) {
 std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id,
                                   const std::string& kind, const nlohmann::json& body, const char* joined_event);
 
+// Stores the job's answer for its retries and answers it (200). When the store refuses the answer
+// (disk full, I/O), the answer still goes out, the failure is logged (`idempotency_complete_failed`)
+// and the claim is forgotten, so a retry runs again instead of finding the key running for ever.
+void keep_and_answer(App& app, const std::shared_ptr<RunningJob>& j, const nlohmann::json& answer);
+
 }  // namespace plotq::server::jobs

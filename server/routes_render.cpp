@@ -197,12 +197,8 @@ void register_render_routes(App& app) {
             {"version", PLOTQ_VERSION},
             {"mem_available_mb", opt(sandbox::mem_available_mb())},
         };
-        try {
-          store::idempotency::complete(app.db, j->job_id, j->kind, answer.dump(), store::now_unix());
-        } catch (const std::exception&) {
-        }
         log_event("render", {{"job_id", j->job_id}, {"themes", result.outputs.size()}});
-        app.jobs.finish(j, 200, answer);
+        jobs::keep_and_answer(app, j, answer);
       });
     };
     run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/render"}, std::move(cb));

@@ -128,11 +128,7 @@ void register_run_data_routes(App& app) {
               return app.jobs.finish_error(j, o.job_error);
             }
             nlohmann::json answer = data_run_response(res, slot_wait, seconds_since(started));
-            try {
-              store::idempotency::complete(app.db, j->job_id, j->kind, answer.dump(), store::now_unix());
-            } catch (const std::exception&) {
-            }
-            app.jobs.finish(j, 200, answer);
+            jobs::keep_and_answer(app, j, answer);
           });
     };
     run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/run-data"}, std::move(cb));

@@ -132,6 +132,29 @@ TEST_CASE("a replay after more than 16 other jobs is still answered from the sto
   CHECK(s.ledger("kept").size() == 1);
 }
 
+TEST_CASE("a store that refuses to keep the answer: the answer still goes out - and a retry runs the code again") {
+  Server s;
+  {
+    // A real refusal by the store, as a full disk makes of the commit: storing any answer aborts.
+    auto db = plotq::store::Db::open(s.dir.file("plotq.db"));
+    db->sql().exec("CREATE TRIGGER refuse_answers BEFORE UPDATE OF state ON idempotency WHEN NEW.state = 'done' "
+                   "BEGIN SELECT RAISE(ABORT, 'no room'); END");
+  }
+  auto first = s.post(req("unkept", kTwoRows));
+  REQUIRE(first.status == 200);
+  CHECK(first.json()["csv_text"] == "x,y\n1,3.5\n2,4.5\n");
+  auto failed = s.d.wait_log("idempotency_complete_failed", 10s);
+  REQUIRE(failed);
+  CHECK((*failed)["job_id"] == "unkept");
+  CHECK((*failed)["code"] == "constraint");
+  // Forgotten, not left running: the retry runs (a second ledger row) instead of waiting on a key
+  // that no job will ever complete.
+  auto again = s.post(req("unkept", kTwoRows), {}, 30s);
+  REQUIRE(again.status == 200);
+  CHECK(again.json()["csv_text"] == first.json()["csv_text"]);
+  CHECK(s.ledger("unkept").size() == 2);
+}
+
 TEST_CASE("plotqd prunes answers past PLOTQ_IDEMPOTENCY_KEEP_HOURS in batches - and keeps the rest") {
   TempDir dir;
   const std::string path = dir.file("plotq.db");
