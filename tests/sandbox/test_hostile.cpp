@@ -187,7 +187,9 @@ TEST_CASE("busy loop: RLIMIT_CPU kills it (reason cpu)", "[hostile]") {
     CHECK(*r.measured >= 0.75);
     CHECK(*r.measured <= 1.5);
     CHECK(r.limit == Approx(1));
-    CHECK(r.wall_s < 8);
+    // Killed for its CPU, not by the 10 s wall timeout. Not a wall-clock bound: on a loaded host one
+    // CPU second takes many wall seconds (a clean-clone CI run took 9.6 s).
+    CHECK_FALSE(r.timed_out);
   }
 }
 
