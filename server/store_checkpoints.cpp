@@ -55,9 +55,10 @@ void start_store_checkpoints(App& app) {
   auto c = std::make_shared<Checkpoints>(
       Checkpoints{boost::asio::steady_timer(app.ioc), app.db, std::chrono::milliseconds(ms)});
   arm(c);
+  // Only the timer stops here: requests still in flight commit after this hook, and closing the
+  // store (the last connection) checkpoints the whole WAL after them.
   app.on_shutdown([c]() mutable {
     c->timer.cancel();
-    run_once(*c);
     c.reset();
   });
 }

@@ -10,7 +10,7 @@ namespace plotq::server {
 struct App;
 
 // Turns the writer's auto-checkpoint off and arms the timer when the interval is > 0; an
-// app.on_shutdown hook stops it and runs one last checkpoint.
+// app.on_shutdown hook stops it (the store's close checkpoints what is left).
 void start_store_checkpoints(App& app);
 
 }  // namespace plotq::server
