@@ -1,56 +1,13 @@
 #include "server/idempotency_prune.hpp"
 
-#include <boost/asio/steady_timer.hpp>
-#include <memory>
-
 #include "common/log.hpp"
 #include "server/app.hpp"
+#include "server/periodic.hpp"
 #include "store/error.hpp"
 #include "store/idempotency.hpp"
 #include "store/time.hpp"
 
 namespace plotq::server {
-namespace {
-
-struct Prune {
-  boost::asio::steady_timer timer;
-  store::Db& db;
-  int keep_hours;
-  int batch;
-  std::int64_t run_deleted = 0;  // since the last step that found less than a batch (logged once)
-};
-
-void step(const std::shared_ptr<Prune>& p);
-
-void arm(const std::shared_ptr<Prune>& p, std::chrono::milliseconds delay) {
-  p->timer.expires_after(delay);
-  // Weak: the shutdown hook owns the state, so a stopped prune never runs again.
-  p->timer.async_wait([w = std::weak_ptr<Prune>(p)](const boost::system::error_code& ec) {
-    auto p = w.lock();
-    if (ec || !p) return;
-    step(p);
-  });
-}
-
-void step(const std::shared_ptr<Prune>& p) {
-  std::int64_t deleted = 0;
-  bool failed = false;
-  store::UnixSeconds cutoff = store::now_unix() - std::int64_t(p->keep_hours) * 3600;
-  try {
-    deleted = store::idempotency::prune_done(p->db, cutoff, p->batch);
-  } catch (const store::StoreError& e) {
-    failed = true;
-    log_event("idempotency_prune_failed", {{"code", e.code()}});
-  }
-  p->run_deleted += deleted;
-  if (!failed && deleted < p->batch && p->run_deleted > 0) {
-    log_event("idempotency_pruned", {{"deleted", p->run_deleted}, {"keep_hours", p->keep_hours}});
-    p->run_deleted = 0;
-  }
-  arm(p, next_prune_delay(deleted, p->batch, failed));
-}
-
-}  // namespace
 
 std::chrono::milliseconds next_prune_delay(std::int64_t deleted, int batch, bool failed) {
   if (!failed && batch > 0 && deleted >= batch) return kPruneBatchGap;
@@ -58,11 +15,27 @@ std::chrono::milliseconds next_prune_delay(std::int64_t deleted, int batch, bool
 }
 
 void start_idempotency_prune(App& app) {
-  auto p = std::make_shared<Prune>(Prune{boost::asio::steady_timer(app.ioc), app.db,
-                                         app.config.db.idempotency_keep_hours,
-                                         app.config.db.idempotency_prune_batch});
-  arm(p, kPruneFirst);
-  app.on_shutdown([p]() mutable { p->timer.cancel(); });
+  store::Db& db = app.db;
+  const int keep_hours = app.config.db.idempotency_keep_hours;
+  const int batch = app.config.db.idempotency_prune_batch;
+  std::int64_t run_deleted = 0;  // since the last step that found less than a batch (logged once)
+  run_periodically(app, kPruneFirst, [&db, keep_hours, batch, run_deleted]() mutable {
+    std::int64_t deleted = 0;
+    bool failed = false;
+    store::UnixSeconds cutoff = store::now_unix() - std::int64_t(keep_hours) * 3600;
+    try {
+      deleted = store::idempotency::prune_done(db, cutoff, batch);
+    } catch (const store::StoreError& e) {
+      failed = true;
+      log_event("idempotency_prune_failed", {{"code", e.code()}});
+    }
+    run_deleted += deleted;
+    if (!failed && deleted < batch && run_deleted > 0) {
+      log_event("idempotency_pruned", {{"deleted", run_deleted}, {"keep_hours", keep_hours}});
+      run_deleted = 0;
+    }
+    return next_prune_delay(deleted, batch, failed);
+  });
 }
 
 }  // namespace plotq::server
