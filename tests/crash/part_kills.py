@@ -160,9 +160,10 @@ def main():
 
     def quick_data(why):
         # The point is that it succeeds, not how fast: after a zygote kill it runs cold beside the
-        # new zygote's preload, which on a loaded CI host took more than 20 s.
+        # new zygote's preload, which on a loaded CI host took more than 20 s. So the route's own
+        # cap (runs::kMaxDataTimeoutS); more is refused as invalid_job.
         status, body = request(d.port, "POST", "/run-data", {"job_id": job_id("next"), "source": data_code(3),
-                                                             "timeout_s": 60}, user="svc", timeout=120)
+                                                             "timeout_s": 30}, user="svc", timeout=120)
         if status != 200 or body.get("exit_code") != 0 or body.get("csv_text", "").count("\n") != 4:
             fail.append("%s: the next data job did not succeed: %d %r" % (why, status, str(body)[:200]))
 
