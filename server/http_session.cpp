@@ -324,8 +324,26 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(core_->cfg.header_limit));
     parser_->body_limit(core_->max_body);
-    http::async_read_header(socket_, buffer_, *parser_,
-                            [self = shared_from_this()](boost::system::error_code ec, std::size_t) { self->on_header(ec); });
+    header_bytes_ = 0;
+    read_header_part();
+  }
+
+  // Beast's header_limit bounds one parse call, not the whole header: fields that come a few
+  // hundred bytes at a time are parsed and dropped from the buffer as they come, so a peer could
+  // pile up fields without end until the read timeout. The header is read part by part here and
+  // its bytes counted against the limit.
+  void read_header_part() {
+    http::async_read_some(socket_, buffer_, *parser_, [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+      self->on_header_part(ec, n);
+    });
+  }
+  void on_header_part(boost::system::error_code ec, std::size_t n) {
+    if (state_ != State::reading) return;
+    header_bytes_ += n;
+    bool done = !ec && parser_->is_header_done();
+    if (!ec && header_bytes_ + (done ? 0 : buffer_.size()) > core_->cfg.header_limit) ec = http::error::header_limit;
+    if (ec || done) return on_header(ec);
+    read_header_part();
   }
 
   // Maps a read error to an answer (400/413/431) or a silent close.
@@ -637,6 +655,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   int status_ = 0;
   Clock::time_point started_{};
   std::size_t lingered_ = 0;
+  std::size_t header_bytes_ = 0;  // of the request being read, as the parser took them
   // stream state
   std::string pending_, inflight_;
   bool writing_ = false;
