@@ -5,6 +5,7 @@
 #include "common/sha256.hpp"
 #include "runs/outcome.hpp"
 #include "runs/record_fields.hpp"
+#include "table/parse.hpp"
 
 namespace plotq::runs {
 namespace {
@@ -85,7 +86,9 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
   if (exit_code == 0 && r.outcome == "ok") {
     const std::string* csv = output(kOut);
     auto digest = str_field(rec, "sha256");
-    if (!csv || !digest || sha256_hex(*csv) != *digest) {
+    // The harness writes UTF-8; other bytes mean the records were tampered with, and would make
+    // /run-data's answer unwritable (found by fuzz/data_records).
+    if (!csv || !digest || sha256_hex(*csv) != *digest || !table::valid_utf8(*csv)) {
       r.outcome = "harness_error";
     } else {
       r.csv_text = *csv;

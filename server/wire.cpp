@@ -2,12 +2,14 @@
 
 #include <cmath>
 
+#include "common/text.hpp"
 #include "table/parse.hpp"
 
 namespace plotq::server::wire {
 
 std::optional<nlohmann::json> closed_object(std::string_view body,
                                             std::initializer_list<std::string_view> allowed) {
+  if (json_depth(body) > kMaxBodyDepth) return std::nullopt;
   auto j = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   for (const auto& [k, v] : j.items()) {

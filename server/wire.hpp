@@ -9,7 +9,13 @@
 
 namespace plotq::server::wire {
 
-// Parses body as a JSON object whose keys are all in `allowed`; nullopt otherwise.
+// Every wire model is at most 3 levels deep ({action: {themes: [...]}}); a body nested deeper is
+// refused before nlohmann parses it: its dump() recurses per level, and 60,000 levels (a 120 KB
+// message body) overflowed the loop thread's stack (found by fuzz/wire).
+inline constexpr std::size_t kMaxBodyDepth = 8;
+
+// Parses body as a JSON object, nested at most kMaxBodyDepth, whose keys are all in `allowed`;
+// nullopt otherwise.
 std::optional<nlohmann::json> closed_object(std::string_view body, std::initializer_list<std::string_view> allowed);
 
 // ^[A-Za-z0-9_-]{1,64}$ (anyplot's JOB_ID_PATTERN; opaque, never a path).

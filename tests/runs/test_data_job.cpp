@@ -79,6 +79,17 @@ TEST_CASE("out.csv that does not match the recorded digest is never success") {
   CHECK_FALSE(r.csv_text);
 }
 
+TEST_CASE("out.csv that is not UTF-8 is never success - even with its digest recorded") {
+  // fuzz/corpus/data_records/crash-csv-not-utf8: /run-data's answer could not be written.
+  const std::string csv = "a,b\n\xff,2\n";
+  auto j = exited(0);
+  j.outputs["out.csv"] = csv;
+  j.outputs["result.json"] = ok_record(csv, 1, 2);
+  auto r = runs::interpret_data_job(j);
+  CHECK(r.outcome == "harness_error");
+  CHECK_FALSE(r.csv_text);
+}
+
 TEST_CASE("exit 0 without a record (os._exit(0) from the snippet) is never success") {
   auto j = exited(0);
   j.outputs["out.csv"] = "x\n1\n";
