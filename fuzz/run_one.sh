@@ -5,7 +5,7 @@
 # never written; new inputs go to WORK, which is wiped first unless PLOTQ_FUZZ_KEEP_WORK=1 (long
 # runs keep theirs). A crash, leak, timeout or out-of-memory input is kept in CRASHES and the run
 # fails, with the input printed in base64 so a CI log is enough to reproduce it.
-#   PLOTQ_FUZZ_FORK=1    keep going after a finding (libFuzzer's fork mode; long runs)
+#   PLOTQ_FUZZ_MAX_LEN   longest input tried (default 8192; longer seeds are replayed whole by fuzz.replay)
 #   PLOTQ_FUZZ_PYTHON    interpreter with atheris (default: runtime/tools/bin/python)
 set -uo pipefail
 target=$1 seeds=$2 work=$3 crashes=$4 seconds=$5
@@ -24,20 +24,16 @@ if [[ $target == *.py ]]; then
   fi
   cmd=("$py" -B "$target")
 fi
-args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+args=(-max_total_time="$seconds" -max_len="${PLOTQ_FUZZ_MAX_LEN:-8192}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
       -artifact_prefix="$crashes/")
-if [ "${PLOTQ_FUZZ_FORK:-0}" = 1 ]; then
-  args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
-fi
 before=$(ls "$crashes" | wc -l)
-# ASan's defaults plus: abort on the first report (libFuzzer keeps the input), no leak check in
-# fork mode's children of children.
+# Abort on the first report, so libFuzzer keeps the input.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 "${cmd[@]}" "${args[@]}" ${PLOTQ_FUZZ_ARGS:-} "$work" "$seeds" >"$log" 2>&1
 rc=$?
 execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s+=$2} END{print s+0}')
-if [ "$execs" = 0 ]; then  # fork mode and atheris print a running count instead
+if [ "$execs" = 0 ]; then  # atheris prints only the running count
   execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
 fi
 after=$(ls "$crashes" | wc -l)

@@ -23,12 +23,8 @@ lock=$root/runtime/requirements.lock
 base=/usr/bin/python3.11
 want=$(sha256sum "$lock" | cut -d' ' -f1)
 
-if [ -f "$venv/.plotq-lock-sha256" ] && [ "$(cat "$venv/.plotq-lock-sha256")" = "$want" ] \
-   && [ -x "$venv/bin/python" ]; then
-  exit 0
-fi
-
-# uv, itself pinned and hashed, in a venv of its own (never in the runtime).
+# uv and atheris (fuzz/), pinned and hashed, in a venv of their own (never in the runtime); checked
+# first, so a changed tools.lock is installed even when the runtime is current.
 tools_want=$(sha256sum "$root/runtime/tools.lock" | cut -d' ' -f1)
 if [ ! -x "$tools/bin/uv" ] || [ "$(cat "$tools/.plotq-lock-sha256" 2>/dev/null)" != "$tools_want" ]; then
   rm -rf "$tools"
@@ -36,6 +32,11 @@ if [ ! -x "$tools/bin/uv" ] || [ "$(cat "$tools/.plotq-lock-sha256" 2>/dev/null)
   "$tools/bin/pip" install -q --disable-pip-version-check --require-hashes --no-deps \
     --only-binary :all: -r "$root/runtime/tools.lock"
   echo "$tools_want" >"$tools/.plotq-lock-sha256"
+fi
+
+if [ -f "$venv/.plotq-lock-sha256" ] && [ "$(cat "$venv/.plotq-lock-sha256")" = "$want" ] \
+   && [ -x "$venv/bin/python" ]; then
+  exit 0
 fi
 
 echo "runtime: installing runtime/requirements.lock into $venv"
