@@ -1,6 +1,8 @@
 #include "server/wire.hpp"
 
 #include <cmath>
+#include <set>
+#include <vector>
 
 #include "common/text.hpp"
 #include "table/parse.hpp"
@@ -10,8 +12,20 @@ namespace plotq::server::wire {
 std::optional<nlohmann::json> closed_object(std::string_view body,
                                             std::initializer_list<std::string_view> allowed) {
   if (json_depth(body) > kMaxBodyDepth) return std::nullopt;
-  auto j = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  // nlohmann keeps the last of two equal names (RFC 8259 leaves it open). A body that names a
+  // field twice says two things: it is refused, so that the fields read and the idempotency
+  // fingerprint are the one thing it said. One set of names per open container (depth <= 8).
+  using Event = nlohmann::json::parse_event_t;
+  std::vector<std::set<std::string>> names;
+  bool duplicate = false;
+  nlohmann::json::parser_callback_t check = [&](int, Event ev, nlohmann::json& parsed) {
+    if (ev == Event::object_start || ev == Event::array_start) names.emplace_back();
+    else if ((ev == Event::object_end || ev == Event::array_end) && !names.empty()) names.pop_back();
+    else if (ev == Event::key && !names.empty() && !names.back().insert(parsed.get<std::string>()).second) duplicate = true;
+    return true;
+  };
+  auto j = nlohmann::json::parse(body.begin(), body.end(), check, false);
+  if (duplicate || j.is_discarded() || !j.is_object()) return std::nullopt;
   for (const auto& [k, v] : j.items()) {
     bool ok = false;
     for (auto a : allowed) ok = ok || a == k;

@@ -14,8 +14,8 @@ namespace plotq::server::wire {
 // message body) overflowed the loop thread's stack (found by fuzz/wire).
 inline constexpr std::size_t kMaxBodyDepth = 8;
 
-// Parses body as a JSON object, nested at most kMaxBodyDepth, whose keys are all in `allowed`;
-// nullopt otherwise.
+// Parses body as a JSON object, nested at most kMaxBodyDepth, whose keys are all in `allowed` and
+// where no object names a key twice (at any depth); nullopt otherwise.
 std::optional<nlohmann::json> closed_object(std::string_view body, std::initializer_list<std::string_view> allowed);
 
 // ^[A-Za-z0-9_-]{1,64}$ (anyplot's JOB_ID_PATTERN; opaque, never a path).
