@@ -2,6 +2,9 @@
 // stopping) and hands each to an HttpSession (http_session.cpp), the only other Beast unit.
 #include "server/server.hpp"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <stdexcept>
@@ -91,6 +94,22 @@ class Listener : public std::enable_shared_from_this<Listener> {
   asio::steady_timer backoff_;
 };
 
+// ---- the cap and the descriptors ----
+
+// Past the descriptors plotqd has, a connection is not refused with a 503: accept() fails
+// (EMFILE), the peer waits in the backlog unanswered, and the store and the sandbox find no
+// descriptor either. So the cap is at most the soft RLIMIT_NOFILE less what plotqd needs besides
+// its connections (the same 256 main.cpp raises the limit by).
+constexpr std::size_t kFdReserve = 256;
+
+std::size_t connection_cap(std::size_t configured, std::uint64_t* nofile) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return configured;
+  *nofile = rl.rlim_cur;
+  std::size_t room = rl.rlim_cur > kFdReserve + 1 ? static_cast<std::size_t>(rl.rlim_cur) - kFdReserve : 1;
+  return std::min(configured, room);
+}
+
 // ---- Server ----
 
 struct Server::Impl {
@@ -118,6 +137,12 @@ Server::~Server() {
 }
 
 std::string Server::listen() {
+  auto& cfg = impl_->core->cfg;
+  std::uint64_t nofile = 0;
+  if (std::size_t cap = connection_cap(cfg.max_connections, &nofile); cap < cfg.max_connections) {
+    log_event("connection_cap_lowered", {{"configured", cfg.max_connections}, {"effective", cap}, {"nofile", nofile}});
+    cfg.max_connections = cap;
+  }
   impl_->listener = std::make_shared<Listener>(impl_->core);
   std::string bound = impl_->listener->open(impl_->core->cfg.listen);
   impl_->listener->accept();

@@ -6,18 +6,22 @@ PLOTQ_HTTP_MAX_CONNECTIONS and short header/idle timeouts. Correctness only (spe
 - while slowloris peers (a header byte every second) are connected, plain turns still answer
   (ready, message, done); each slow peer is closed by plotqd, without an answer, by the read timeout
   (PLOTQ_HTTP_READ_TIMEOUT_S: one whole request from its first byte), not by its own giving up;
-- a kept-alive peer that made one request and then says nothing is closed by the idle timeout."""
+- a kept-alive peer that made one request and then says nothing is closed by the idle timeout;
+- under a descriptor limit below the cap, the cap is lowered to fit it (503s, not a stalled accept)."""
+import os
 import socket
 import sys
+import tempfile
 import threading
 import time
 
-from flood_lib import new_session, parse_answer, plain_turn, report, request, start, still_serving
+from flood_lib import Plotqd, new_session, parse_answer, plain_turn, report, request, start, still_serving
 
 CAP = 60
 READ_S = 3    # PLOTQ_HTTP_READ_TIMEOUT_S
 IDLE_S = 4    # PLOTQ_HTTP_IDLE_TIMEOUT_S
 SLOW = 40     # slowloris peers (under the cap: the plain turns need connections too)
+NOFILE = 320  # descriptors of the plotqd whose cap must be lowered to fit them
 
 
 def connect(port):
@@ -69,6 +73,7 @@ def cap_check(d, fail):
     served = [healthz_on(s) for s in again]
     for s in again:
         s.close()
+    time.sleep(0.5)  # plotqd sees the closes on its loop; the next test needs their places
     if served != [200] * CAP:
         fail.append("after the held connections closed: wanted %d admitted, got %r" % (CAP, served))
     print("cap: %d held, 10 over -> %r, re-admitted %d" % (CAP, over[0], served.count(200)), flush=True)
@@ -163,6 +168,51 @@ def idle_peer(d, fail):
     print("idle: a silent kept-alive peer closed after %.1f s (idle timeout %d s)" % (took, IDLE_S), flush=True)
 
 
+def fd_cap_check(binary, fail):
+    """plotqd under a descriptor limit below its cap (the default 16,384 under `ulimit -n 320`):
+    the cap is lowered to what the descriptors allow, so a connection past it is answered 503
+    instead of waiting unanswered in the backlog, and the store and a plain turn still work on the
+    last places."""
+    work = tempfile.mkdtemp(prefix="plotq-flood-nofile-")
+    wrapper = os.path.join(work, "plotqd.sh")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nulimit -n %d || exit 97\nexec %s \"$@\"\n" % (NOFILE, binary))
+    os.chmod(wrapper, 0o755)
+    d = Plotqd(wrapper, os.path.join(work, "plotq.db"), os.path.join(work, "plotqd.log"),
+               {"PLOTQ_USER_MESSAGES_PER_MINUTE": "100000"}).start()
+    try:
+        low = d.events("connection_cap_lowered")
+        cap = low[0]["effective"] if low else None
+        if cap != NOFILE - 256:
+            fail.append("under ulimit -n %d: wanted the cap lowered to %d, got %r" % (NOFILE, NOFILE - 256, low))
+            return
+        sid = new_session(d.port, "nofile")
+        held = [connect(d.port) for _ in range(cap - 2)]  # two places: a closed one is freed a little later
+        time.sleep(0.5)
+        st, body = request(d.port, "POST", "/v1/sessions/%s/datasets" % sid, {"text": "a,b\n1,2\n"}, user="nofile",
+                           timeout=10)
+        seen = plain_turn(d.port, sid, "nofile", "last place", timeout=10)
+        if st != 201 or not isinstance(seen, list) or [e["event"] for e in seen] != ["ready", "message", "done"]:
+            fail.append("on the last places under the lowered cap: paste %s, turn %r" % (st, seen))
+        time.sleep(0.3)
+        held += [connect(d.port), connect(d.port)]
+        time.sleep(0.3)
+        over = []
+        for _ in range(10):
+            s = connect(d.port)
+            over.append(answer_of(s))
+            s.close()
+        if over != [(503, "unavailable")] * 10:
+            fail.append("past the lowered cap of %d: wanted 10 x 503 unavailable, got %r" % (cap, over))
+        if d.events("accept_failed"):
+            fail.append("accept() failed %d times (out of descriptors) under the lowered cap" % len(d.events("accept_failed")))
+        for s in held:
+            s.close()
+        print("nofile: ulimit -n %d, cap lowered to %d; past it %r" % (NOFILE, cap, over[0]), flush=True)
+    finally:
+        d.stop()
+
+
 def main():
     d, _ = start(sys.argv[1], {"PLOTQ_HTTP_MAX_CONNECTIONS": str(CAP), "PLOTQ_HTTP_READ_TIMEOUT_S": str(READ_S),
                                "PLOTQ_HTTP_IDLE_TIMEOUT_S": str(IDLE_S),
@@ -178,6 +228,7 @@ def main():
             fail.append("/v1/status after the floods: %s" % st)
     finally:
         d.stop()
+    fd_cap_check(sys.argv[1], fail)
     return report("peers", fail, "cap answered 503 unavailable past %d; plain turns answered beside %d slow peers, "
                   "each closed by the read timeout" % (CAP, SLOW))
 
