@@ -45,9 +45,10 @@ std::optional<std::vector<Record>> read_records(std::string_view text, char deli
       in_quotes = true;
       field_started = true;
     } else if (c == delimiter) {
-      field_started = true;
+      // The next field starts unstarted, so a quote right after the delimiter opens it (setting
+      // field_started here read every quoted field after the first column literally: found by
+      // fuzz/table, where the canonical CSV of a pasted table did not parse again).
       end_field();
-      field_started = true;
     } else if (c == '\n' || c == '\r') {
       if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
       if (!end_record()) return std::nullopt;

@@ -41,6 +41,19 @@ TEST_CASE("tab and pipe delimiters are sniffed") {
   CHECK(sniff_delimiter("a,b;c\n1,2;3\n4,5;6\n") == ',');
 }
 
+TEST_CASE("a quoted field in any column is one field - and a table's canonical CSV parses again") {
+  // fuzz/corpus/table/crash-quoted-later-column: only the first column's quotes were honoured.
+  Table t = ok("x,label,y\n1,\"a, b\",\"c\"\"d\"\n2,\"two\nlines\",3\n");
+  REQUIRE(t.column_count() == 3);
+  REQUIRE(t.row_count() == 2);
+  CHECK(t.rows[0][1] == "a, b");
+  CHECK(t.rows[0][2] == "c\"d");
+  CHECK(t.rows[1][1] == "two\nlines");
+  Table again = ok(write_csv(t));
+  CHECK(again.rows == t.rows);
+  CHECK(ok("a;b\n1;\"x;y\"\n").rows[0][1] == "x;y");
+}
+
 TEST_CASE("quoted fields keep delimiters, quotes and newlines") {
   Table t = ok("label,v\n\"a, b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\n");
   REQUIRE(t.row_count() == 3);
