@@ -65,7 +65,11 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
   int exit_code = job.exit_code.value_or(-1);
   auto rec_exit = int_field(rec, "exit_code");
   auto rec_reason = str_field(rec, "reason");
-  if (!rec.is_object() || !rec_exit || !rec_reason || *rec_exit != exit_code) {
+  // A reason outside the outcome table, or one of the host's, is not one the harness writes: the
+  // child's own text would otherwise become the answer's reason and the ledger's outcome (an empty
+  // one was found by fuzz/data_records).
+  if (!rec.is_object() || !rec_exit || !rec_reason || *rec_exit != exit_code || !known_outcome(*rec_reason) ||
+      outcome(*rec_reason).host) {
     // No record, or one that disagrees with the process: the snippet ended the process itself
     // (os._exit, a signal) or tampered with the harness. Never success.
     r.outcome = "harness_error";

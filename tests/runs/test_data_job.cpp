@@ -98,6 +98,19 @@ TEST_CASE("exit 0 without a record (os._exit(0) from the snippet) is never succe
   CHECK_FALSE(r.csv_text);
 }
 
+TEST_CASE("a record whose reason the harness never writes is harness_error - never the child's text") {
+  // fuzz/corpus/data_records/crash-empty-reason: {"exit_code":5,"reason":""} was the outcome "".
+  for (const char* reason : {"", "my own words", "cancelled", "low_memory"}) {
+    auto j = exited(5);
+    j.outputs["result.json"] = nlohmann::json{{"exit_code", 5}, {"reason", reason}}.dump();
+    auto r = runs::interpret_data_job(j);
+    CHECK(r.outcome == "harness_error");
+  }
+  auto j = exited(5);
+  j.outputs["result.json"] = R"({"exit_code":5,"reason":"guard_refused","refusal":{"rule":"open"}})";
+  CHECK(runs::interpret_data_job(j).outcome == "guard_refused");
+}
+
 TEST_CASE("a record whose exit code differs from the process is refused") {
   auto j = exited(12);
   j.outputs["result.json"] = R"({"exit_code":0,"reason":"ok","sha256":"x"})";
