@@ -25,6 +25,7 @@
 #include "store/checkpoint.hpp"
 #include "store/db.hpp"
 #include "store/idempotency.hpp"
+#include "store/integrity.hpp"
 #include "store/migrate.hpp"
 #include "store/quotas.hpp"
 #include "store/turns.hpp"
@@ -104,6 +105,20 @@ int run(int argc, char** argv) {
     return probe.ready() ? 0 : 1;
   }
 
+  // A damaged file is never served, and never opened for writing: closing a read-write
+  // connection would checkpoint a foreign -wal into it.
+  {
+    auto report = store::check_store_file(cfg.db_path, cfg.db.start_check ? store::CheckDepth::quick
+                                                                          : store::CheckDepth::header);
+    if (!report.ok()) {
+      std::fprintf(stderr, "plotqd: store %s is damaged or not a plotq store; not serving it (see `plotq check`):\n%s",
+                   cfg.db_path.c_str(), store::describe(report).c_str());
+      nlohmann::json codes = nlohmann::json::array();
+      for (const auto& p : report.problems) codes.push_back(p.code);
+      log_event("store_damaged", {{"path", cfg.db_path}, {"problems", codes}});
+      return 3;
+    }
+  }
   std::unique_ptr<store::Db> db;
   try {
     db = store::Db::open(cfg.db_path, cfg.db);

@@ -96,6 +96,8 @@ void register_settings(Settings& s, Options& o) {
   s.add("PLOTQ_DB_WAL_KEEP_KIB", &o.wal_keep_kib,
         "KiB the WAL file is cut back to when it starts over (journal_size_limit)")
       .range(0, 4 * 1024 * 1024);
+  s.add("PLOTQ_DB_START_CHECK", &o.start_check,
+        "plotqd checks the store (quick_check, schema) before serving it; off: the file headers only");
   s.add("PLOTQ_IDEMPOTENCY_KEEP_HOURS", &o.idempotency_keep_hours,
         "hours a /run-data or /render answer is kept for its retries (a retry within them never runs the code again)")
       .range(1, 24 * 366);

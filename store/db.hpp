@@ -39,6 +39,9 @@ struct Options {
   // retries (payment APIs keep their idempotency keys a day); older ones are pruned in the
   // background, PLOTQ_IDEMPOTENCY_PRUNE_BATCH rows per short transaction.
   int idempotency_keep_hours = 24;
+  // PLOTQ_DB_START_CHECK: plotqd runs quick_check and the schema check (store/integrity.hpp) before
+  // it serves the file; off, only the header stage (a very large store starts faster).
+  bool start_check = true;
   int idempotency_prune_batch = 200;
 };
 

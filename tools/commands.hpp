@@ -16,6 +16,7 @@ bool take_flag(Args& args, const std::string& flag);
 std::string take_option(Args& args, const std::string& name);
 
 // Subcommands (one per cmd_NAME.cpp):
+int cmd_check(Args args);    // tools/cmd_check.cpp
 int cmd_migrate(Args args);  // tools/cmd_migrate.cpp
 int cmd_quotas(Args args);   // tools/cmd_quotas.cpp
 int cmd_ledger(Args args);   // tools/cmd_ledger.cpp

@@ -55,6 +55,8 @@ struct Command {
 
 // One row per subcommand; the function is declared in tools/commands.hpp, defined in cmd_NAME.cpp.
 const Command kCommands[] = {
+    {"check", plotq::cli::cmd_check,
+     "check [--quick] [--json]                        is the store whole? (read-only; plotqd's start check)"},
     {"migrate", plotq::cli::cmd_migrate,
      "migrate [--status]                              apply pending migrations"},
     {"quotas", plotq::cli::cmd_quotas,

@@ -275,9 +275,14 @@ TEST_CASE("plotqd: a store that cannot be opened is refused with exit 3", "[plot
   }
   std::vector<std::string> err;
   CHECK(run_to_exit({{"PLOTQ_DB", dir.file("junk.db")}}, {}, nullptr, &err) == 3);
-  CHECK(contains(err, "plotqd: store:"));
+  CHECK(contains(err, dir.file("junk.db") + ": not_sqlite: "));
   std::filesystem::create_directory(dir.file("adir"));
   CHECK(run_to_exit({{"PLOTQ_DB", dir.file("adir")}}, {}, nullptr, &err) == 3);
+  CHECK(contains(err, dir.file("adir") + ": unreadable: "));
+  CHECK(contains(err, "\"event\":\"store_damaged\""));
+  // A parent that cannot be made is the open's own refusal.
+  std::ofstream(dir.file("afile")) << "x";
+  CHECK(run_to_exit({{"PLOTQ_DB", dir.file("afile") + "/plotq.db"}}, {}, nullptr, &err) == 3);
   CHECK(contains(err, "\"event\":\"store_failed\""));
 }
 

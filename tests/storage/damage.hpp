@@ -1,0 +1,58 @@
+// Makes a real plotq store on disk and damages copies of it, byte by byte, for the storage-fault
+// tests. Header-only.
+#pragma once
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "store/db.hpp"
+#include "store/integrity.hpp"
+#include "store/migrate.hpp"
+#include "store/sessions.hpp"
+#include "store/users.hpp"
+
+namespace plotq::test::damage {
+
+// A migrated store with enough rows to span a few dozen pages, closed (its -wal checkpointed and
+// removed). Returns path.
+inline std::string make_store(const std::string& path) {
+  auto db = store::Db::open(path);
+  store::migrate(*db);
+  for (int i = 0; i < 400; ++i) {
+    std::string u = "user-" + std::to_string(i) + "-" + std::string(40, 'u');
+    store::users::ensure(*db, u, 1'790'000'000 + i);
+    store::sessions::create(*db, "session-" + std::to_string(i), u, 1'790'000'000 + i);
+  }
+  return path;
+}
+
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+inline void copy_file(const std::string& from, const std::string& to) {
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+}
+
+// Writes bytes over the file at offset (the file keeps its size unless bytes run past its end).
+inline void overwrite(const std::string& path, std::uint64_t offset, const std::string& bytes) {
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  f.seekp(std::streamoff(offset));
+  f.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+inline std::vector<std::string> codes(const store::IntegrityReport& r) {
+  std::vector<std::string> out;
+  for (const auto& p : r.problems) out.push_back(p.code);
+  return out;
+}
+
+}  // namespace plotq::test::damage
