@@ -31,6 +31,8 @@ const Outcome kOutcomes[] = {
     {"low_memory", true, true, failed, "unavailable", "low_memory", "The host is low on memory; try again shortly."},
     {"launcher", true, false, failed, "unavailable", "io", "The sandbox could not start the run."},
     {"io", true, false, failed, "unavailable", "io", "A host I/O failure stopped the run."},
+    {"scratch_full", true, false, failed, "unavailable", "scratch_full",
+     "The sandbox's scratch space is full; try again once space is freed."},
     {"stuck", true, false, failed, "unavailable", "stuck", "A killed run was still alive on the host."},
     {"renderer_error", true, false, failed, "unavailable", "renderer_failed", "The figure renderer failed."},
 

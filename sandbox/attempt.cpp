@@ -81,6 +81,7 @@ ConfineSpec LauncherState::confine_spec(const std::shared_ptr<Job>& job, bool wa
 
 bool LauncherState::prepare_attempt(const std::shared_ptr<Job>& job, std::string* why) {
   auto fail = [&](const std::string& w) {
+    job->scratch_full = errno == ENOSPC || errno == EDQUOT;
     *why = w + ": " + std::strerror(errno);
     return false;
   };
@@ -142,7 +143,7 @@ void LauncherState::start_attempt(const std::shared_ptr<Job>& job) {
 
   std::string why;
   if (!prepare_attempt(job, &why)) {
-    job->result.reason = Reason::io;
+    job->result.reason = job->scratch_full ? Reason::scratch_full : Reason::io;
     job->result.message = why;
     log_event("sandbox_io_error", {{"job", job->id}, {"error", why}});
     complete(job);

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmath>
@@ -137,10 +138,13 @@ void LauncherState::finish_attempt(const std::shared_ptr<Job>& job) {
     std::map<std::string, OutputRead> reads;
     if (tree_ok && dirfd >= 0)
       for (const auto& [name, cap] : wanted) reads[name] = read_output(dirfd, name, cap);
-    asio::post(io, [weak, job = std::move(job), tree, check_tree, reads = std::move(reads)]() mutable {
+    std::optional<std::uint64_t> scratch_free;
+    struct statvfs fs;
+    if (dirfd >= 0 && ::fstatvfs(dirfd, &fs) == 0) scratch_free = std::uint64_t(fs.f_bavail) * fs.f_frsize;
+    asio::post(io, [weak, job = std::move(job), tree, check_tree, scratch_free, reads = std::move(reads)]() mutable {
       auto self2 = weak.lock();
       if (!self2) return;
-      self2->decide(job, tree, check_tree, reads);
+      self2->decide(job, tree, check_tree, scratch_free, reads);
       job->result.timings.collect_s = seconds(Clock::now() - job->exited_at);
       // A launcher failure (the entry never reported) is retried once with the remaining time.
       bool launcher_failed = job->result.reason == Reason::launcher && job->result.filter.empty();
@@ -167,6 +171,7 @@ void LauncherState::finish_attempt(const std::shared_ptr<Job>& job) {
 }
 
 void LauncherState::decide(const std::shared_ptr<Job>& job, const TreeMeasure& tree, bool tree_checked,
+                           std::optional<std::uint64_t> scratch_free,
                            std::map<std::string, OutputRead>& reads) {
   AttemptFacts f;
   f.mode = job->spec.mode;
@@ -184,6 +189,7 @@ void LauncherState::decide(const std::shared_ptr<Job>& job, const TreeMeasure& t
   f.limits = TreeLimits{config.run_budget_mb << 20, config.max_run_entries, config.max_run_depth};
   f.cpu_limit_s = job->cpu_limit_s;
   f.stdout_head = job->stdout_buf.head();
+  f.scratch_free_bytes = scratch_free;
   f.output_caps = job->spec.outputs;
 
   JobResult verdict = judge_attempt(f, std::move(reads));

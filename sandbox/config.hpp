@@ -60,6 +60,10 @@ struct Config {
   std::uint64_t max_run_entries = 10000;  // files+dirs in the work dir -> reason files
   std::uint32_t max_run_depth = 32;       // deeper -> reason files, measured null
   std::uint64_t min_mem_available_mb = 1024;  // refuse to start below (reason low_memory); 0 = off
+  // Free space of the runs dir's file system (every job's work dir and the zygotes' scratch):
+  // refuse to start below (reason scratch_full); 0 = off. A job that fails while less than
+  // kScratchFullBytes (sandbox/verdict.hpp) is free failed for the space, not for its code.
+  std::uint64_t min_scratch_free_mb = 16;
   std::uint64_t kill_mem_available_mb = 512;  // kill a running job below (reason memory); 0 = off
 
   // --- output capture ---------------------------------------------------------------------------

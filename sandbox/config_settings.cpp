@@ -33,6 +33,9 @@ void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_RUN_BUDGET_MB", &c.run_budget_mb, "bytes on disk in a job's work dir, MiB (reason disk)").range(1, 1 << 20);
   s.add("PLOTQ_MAX_RUN_ENTRIES", &c.max_run_entries, "files and dirs in a job's work dir (reason files)").range(10, 10'000'000);
   s.add("PLOTQ_MAX_RUN_DEPTH", &c.max_run_depth, "directory depth in a job's work dir (reason files)").range(2, 1000);
+  s.add("PLOTQ_MIN_SCRATCH_FREE_MB", &c.min_scratch_free_mb,
+        "refuse to start a job while the runs dir's file system has less free, MiB (reason scratch_full); 0 = off")
+      .range(0, 1 << 20);
   s.add("PLOTQ_MIN_MEM_AVAILABLE_MB", &c.min_mem_available_mb, "refuse to start a job below this MemAvailable, MiB; 0 = off")
       .range(0, 1 << 24);
   s.add("PLOTQ_KILL_MEM_AVAILABLE_MB", &c.kill_mem_available_mb, "kill a running job below this MemAvailable, MiB; 0 = off")

@@ -25,6 +25,7 @@ const char* to_string(Reason r) {
     case Reason::low_memory: return "low_memory";
     case Reason::sandbox_unavailable: return "sandbox_unavailable";
     case Reason::io: return "io";
+    case Reason::scratch_full: return "scratch_full";
     case Reason::invalid_job: return "invalid_job";
   }
   return "io";

@@ -29,6 +29,9 @@ enum class Reason {
   low_memory,           // refused to start: MemAvailable under min_mem_available_mb
   sandbox_unavailable,  // refused to start: a required layer is missing
   io,                   // host-side failure (work dir, pipes, fork)
+  scratch_full,         // the runs dir's file system was full: under its floor at start, or nearly
+                        // empty when the job failed (a write it needed was refused), or ENOSPC
+                        // while the host wrote the job's files
   invalid_job,          // the JobSpec itself is unusable (bad mode, file name, timeout)
 };
 const char* to_string(Reason r);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cmath>
@@ -211,6 +212,18 @@ JobHandle Launcher::run(JobSpec spec, std::function<void(JobResult)> on_done) {
     for (const auto& m : s.layers.missing) missing += (missing.empty() ? "" : ",") + m;
     s.finish_now(job, Reason::sandbox_unavailable, "missing layers: " + missing);
     return handle;
+  }
+  if (s.config.min_scratch_free_mb > 0) {
+    struct statvfs fs;
+    if (::statvfs(s.config.runs_dir.c_str(), &fs) == 0) {
+      double free_mb = double(fs.f_bavail) * double(fs.f_frsize) / 1048576.0;
+      if (free_mb < double(s.config.min_scratch_free_mb)) {
+        job->result.measured = free_mb;
+        job->result.limit = static_cast<double>(s.config.min_scratch_free_mb);
+        s.finish_now(job, Reason::scratch_full, "the runs dir's file system is under its free-space floor");
+        return handle;
+      }
+    }
   }
   if (s.config.min_mem_available_mb > 0) {
     auto avail = mem_available_mb();

@@ -80,6 +80,7 @@ struct Job : std::enable_shared_from_this<Job> {
   std::optional<double> stop_measured, stop_limit;
   std::string stop_message;
   bool kill_pending = false, killed = false, stuck = false;
+  bool scratch_full = false;  // preparing the attempt failed for want of space (ENOSPC)
   bool measuring = false;
   std::uint64_t oom_base = 0;
   std::uint64_t cpu_limit_s = 0;
@@ -125,6 +126,7 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   void maybe_finish(const std::shared_ptr<Job>& job);
   void finish_attempt(const std::shared_ptr<Job>& job);
   void decide(const std::shared_ptr<Job>& job, const TreeMeasure& tree, bool tree_checked,
+              std::optional<std::uint64_t> scratch_free,
               std::map<std::string, OutputRead>& reads);
   void cleanup_attempt(const std::shared_ptr<Job>& job);
   void complete(const std::shared_ptr<Job>& job);

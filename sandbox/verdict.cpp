@@ -95,6 +95,16 @@ JobResult judge_attempt(const AttemptFacts& f, std::map<std::string, OutputRead>
     r.message = "the exec filter could not be armed: " + first_line.substr(8);
     return r;
   }
+  // A failure while the scratch file system is (nearly) full: a write the job needed was refused,
+  // which says nothing about its code (scipy even crashes when its temp file cannot be made).
+  bool failed = (r.signal && *r.signal != SIGKILL && *r.signal != SIGXCPU) || (r.exit_code && *r.exit_code != 0);
+  if (failed && f.scratch_free_bytes && *f.scratch_free_bytes < kScratchFullBytes) {
+    r.reason = Reason::scratch_full;
+    r.measured = static_cast<double>(*f.scratch_free_bytes);
+    r.limit = static_cast<double>(kScratchFullBytes);
+    r.message = "the scratch file system was full when the job failed";
+    return r;
+  }
   if (r.signal) {
     // RLIMIT_CPU's SIGXCPU is soft = hard here, so the kernel's SIGKILL follows at once.
     bool cpu_kill = (*r.signal == SIGKILL || *r.signal == SIGXCPU) &&

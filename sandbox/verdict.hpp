@@ -43,8 +43,13 @@ struct AttemptFacts {
   TreeLimits limits;
   std::uint64_t cpu_limit_s = 0;     // the attempt's RLIMIT_CPU
   std::string stdout_head;           // first stdout bytes (the harness start line)
+  std::optional<std::uint64_t> scratch_free_bytes;  // free in the runs dir's file system after exit
   std::map<std::string, std::uint64_t> output_caps;
 };
+
+// A job that failed while its file system had less than this free was refused a write (ENOSPC):
+// a few pages, as a write that fills the file system leaves it.
+inline constexpr std::uint64_t kScratchFullBytes = 256 * 1024;
 
 // Fills reason, exit_code, signal, timed_out, measured, limit, message, filter, cpu_s,
 // max_rss_mb and outputs (moved out of `reads`); every other field stays default.

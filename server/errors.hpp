@@ -2,6 +2,7 @@
 // this table and the table's status; codes match ^[a-z_]{1,32}$ so a client can tell plotqd's errors
 // from a proxy's. Add a code here (and to the table in server/README.md; a test compares them).
 #pragma once
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -47,12 +48,18 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"sandbox_unavailable", 503, "the sandbox launcher cannot run here"},
     {"runtime_unavailable", 503, "this job needs a runtime this instance lacks"},
     {"renderer_failed", 503, "the figure renderer (Chromium) failed; a retry draws again"},
-    {"io", 503, "host I/O failure (full disk, failed fork, unwritable dir)"},
+    {"io", 503, "host I/O failure (failed fork, unwritable dir)"},
+    {"scratch_full", 503, "the sandbox's scratch file system (the runs dir) is full; the job did not run or failed for it"},
     {"store_unavailable", 503, "the SQLite store cannot be used"},
+    {"storage_full", 503, "the store's file system is full: writes wait for space, reads still answer"},
 };
 
 // The table row for a code, or nullptr when the code is not in the vocabulary.
 const ErrorCode* find_error(std::string_view code);
+
+// The code for a failed store call: storage_full when SQLite found the file system full (a write
+// that can succeed again by itself once space is freed), else store_unavailable.
+std::string_view store_failure_code(const std::exception& e);
 
 // {"detail":"<code>"} (compact JSON, no newline).
 std::string error_body(std::string_view code);

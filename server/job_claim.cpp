@@ -1,6 +1,7 @@
 #include "server/job_claim.hpp"
 
 #include "common/log.hpp"
+#include "server/errors.hpp"
 #include "store/error.hpp"
 #include "store/idempotency.hpp"
 #include "store/time.hpp"
@@ -18,8 +19,8 @@ std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& re
       store::idempotency::forget(app.db, job_id, kind);
       claim = store::idempotency::begin(app.db, job_id, kind, fp, store::now_unix());
     }
-  } catch (const std::exception&) {
-    res->send_error("store_unavailable");
+  } catch (const std::exception& e) {
+    res->send_error(store_failure_code(e));
     return nullptr;
   }
   switch (claim.state) {

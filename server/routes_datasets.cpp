@@ -7,6 +7,7 @@
 #include "server/dataset_json.hpp"
 #include "server/session_access.hpp"
 #include "server/wire.hpp"
+#include "server/errors.hpp"
 #include "store/datasets.hpp"
 #include "table/classify.hpp"
 #include "table/parse.hpp"
@@ -64,8 +65,8 @@ void register_dataset_routes(App& app) {
                             {"confirmed", v.confirmed},
                             {"created_at", store::iso_utc(v.created_at)},
                             {"has_code", v.source == store::DatasetSource::code}});
-    } catch (const std::exception&) {
-      return res->send_error("store_unavailable");
+    } catch (const std::exception& e) {
+      return res->send_error(store_failure_code(e));
     }
     res->send_json(200, {{"versions", versions}});
   });
@@ -76,8 +77,8 @@ void register_dataset_routes(App& app) {
     std::optional<store::DatasetVersion> v;
     try {
       v = store::datasets::get(app.db, at->session.id, at->version);
-    } catch (const std::exception&) {
-      return res->send_error("store_unavailable");
+    } catch (const std::exception& e) {
+      return res->send_error(store_failure_code(e));
     }
     if (!v) return res->send_error("not_found");
     // Column types are not stored: the canonical CSV is read again (it always parses).
@@ -101,8 +102,8 @@ void register_dataset_routes(App& app) {
     bool found = false;
     try {
       found = store::datasets::confirm(app.db, at->session.id, at->version, store::now_unix());
-    } catch (const std::exception&) {
-      return res->send_error("store_unavailable");
+    } catch (const std::exception& e) {
+      return res->send_error(store_failure_code(e));
     }
     if (!found) return res->send_error("not_found");
     res->send_json(200, {{"version", at->version}, {"confirmed", true}});
@@ -129,8 +130,8 @@ void register_dataset_routes(App& app) {
     std::variant<table::ParseError, runs::AddedVersion> added;
     try {
       added = runs::add_table_version(app.db, text, {session->id, store::DatasetSource::paste, {}, {}, {}, false}, caps);
-    } catch (const std::exception&) {
-      return res->send_error("store_unavailable");
+    } catch (const std::exception& e) {
+      return res->send_error(store_failure_code(e));
     }
     if (const auto* err = std::get_if<table::ParseError>(&added)) return res->send_error(err->code);
     const table::Table& t = std::get<runs::AddedVersion>(added).table;

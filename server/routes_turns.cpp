@@ -5,6 +5,7 @@
 #include "server/session_access.hpp"
 #include "server/turn_service.hpp"
 #include "server/turn_stream.hpp"
+#include "server/errors.hpp"
 #include "store/error.hpp"
 #include "store/ids.hpp"
 #include "store/turn_plots.hpp"
@@ -22,8 +23,8 @@ bool turn_in_session(App& app, const store::Session& s, std::string_view turn_id
   std::optional<store::Turn> t;
   try {
     t = store::turns::get(app.db, std::string(turn_id));
-  } catch (const std::exception&) {
-    res.send_error("store_unavailable");
+  } catch (const std::exception& e) {
+    res.send_error(store_failure_code(e));
     return false;
   }
   if (!t || t->session_id != s.id) {
@@ -45,8 +46,8 @@ void register_turn_routes(App& app) {
     std::string id = store::new_id();
     try {
       store::sessions::create(app.db, id, caller->user, store::now_unix());
-    } catch (const std::exception&) {
-      return res->send_error("store_unavailable");
+    } catch (const std::exception& e) {
+      return res->send_error(store_failure_code(e));
     }
     res->send_json(201, {{"id", id}});
   });
@@ -69,7 +70,7 @@ void register_turn_routes(App& app) {
       svc->start(session->user_id, session->id, session->open(), std::move(*parsed.message), res);
     } catch (const std::exception& e) {
       log_event("turn_start_failed", {{"class", typeid(e).name()}});
-      if (!res->answered()) res->send_error("store_unavailable");
+      if (!res->answered()) res->send_error(store_failure_code(e));
     }
   }, message_opts);
 
@@ -104,8 +105,8 @@ void register_turn_routes(App& app) {
     std::optional<std::string> png;
     try {
       png = store::turn_plots::get(app.db, std::string(req.param("id")), std::string(req.param("turn")), theme);
-    } catch (const std::exception&) {
-      return res->send_error("store_unavailable");
+    } catch (const std::exception& e) {
+      return res->send_error(store_failure_code(e));
     }
     if (!png) return res->send_error("not_found");
     res->send_body(200, "image/png", std::move(*png),

@@ -1,4 +1,5 @@
 #include "server/session_access.hpp"
+#include "server/errors.hpp"
 
 namespace plotq::server {
 
@@ -10,8 +11,8 @@ std::optional<store::Session> owned_session(App& app, const Caller& caller, std:
   std::optional<store::Session> s;
   try {
     s = store::sessions::get(app.db, std::string(id));
-  } catch (const std::exception&) {
-    res.send_error("store_unavailable");
+  } catch (const std::exception& e) {
+    res.send_error(store_failure_code(e));
     return std::nullopt;
   }
   bool trusted = caller.role == Role::assistant && !caller.development;

@@ -23,8 +23,11 @@ void Turn::deliver(std::int64_t seq, const std::string& name, const std::string&
   else std::erase_if(subscribers_, [](const Subscriber& s) { return !s.res->is_open(); });
 }
 
-void Turn::close_streams() {
-  for (auto& s : subscribers_) s.res->close();
+void Turn::close_streams(const std::string& last) {
+  for (auto& s : subscribers_) {
+    if (s.res->is_open()) s.res->write_raw(last);
+    s.res->close();
+  }
   subscribers_.clear();
 }
 

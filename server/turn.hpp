@@ -1,6 +1,6 @@
 // One chat turn while it lives in plotqd: its stage, its hold on the render slot, whatever sandbox
 // work it runs, and the streams that follow it. Every event of a turn goes through the EventLog
-// (server/turn_events.hpp): delivered here to the subscribers, then stored in the same loop turn.
+// (server/turn_events.hpp): stored, then delivered here to the subscribers in the same loop turn.
 // A client that goes away only drops its subscription; the turn goes on. Loop thread only.
 #pragma once
 #include <chrono>
@@ -50,11 +50,11 @@ class Turn {
   // ---- streams ----
   // Follows the turn from after `after`: events with a larger seq are written to res as they come.
   void subscribe(std::shared_ptr<Responder> res, std::int64_t after);
-  // Called by the EventLog (the event is stored right after, in the same loop turn). After "done"
-  // every stream is closed.
+  // Called by the EventLog once the event is stored. After "done" every stream is closed.
   void deliver(std::int64_t seq, const std::string& name, const std::string& frame);
-  // Ends every stream without an event (the event could not be stored).
-  void close_streams();
+  // Writes last (an event without an id: it is not stored) to every stream and ends them: the
+  // turn's next event could not be stored, and the client resumes from what was.
+  void close_streams(const std::string& last);
   std::int64_t delivered() const { return delivered_; }
   std::size_t subscribers() const { return subscribers_.size(); }
   bool ending() const { return stage == Stage::ending; }

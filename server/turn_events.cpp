@@ -4,16 +4,21 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <typeinfo>
 
 #include "common/log.hpp"
+#include "server/errors.hpp"
 #include "store/db.hpp"
 #include "store/turn_event_writer.hpp"
 #include "store/turns.hpp"
 
 namespace plotq::server {
 namespace {
+
+// How often the end of a turn that the store refused is tried again while nothing else flushes.
+constexpr std::chrono::seconds kUnstoredRetry{2};
 
 double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -34,7 +39,7 @@ void EventLog::emit(const std::shared_ptr<Turn>& turn, std::string_view name, co
 void EventLog::emit_json(const std::shared_ptr<Turn>& turn, std::string_view name, std::string data) {
   if (turn->ending()) return;
   // The id is the turn's next seq, taken now: ids only grow, even past an event that failed to store.
-  pending_.push_back({turn, std::string(name), std::move(data), std::nullopt, turn->next_seq++});
+  pending_.push_back({turn, std::string(name), std::move(data), std::nullopt, turn->next_seq++, false, {}});
   schedule();
 }
 
@@ -42,7 +47,7 @@ void EventLog::finish(const std::shared_ptr<Turn>& turn, const std::string& stat
                       const std::optional<std::string>& code) {
   if (turn->ending()) return;
   nlohmann::json done = {{"turn", turn->id}, {"state", state}};
-  pending_.push_back({turn, "done", done.dump(), std::make_pair(state, code), turn->next_seq++});
+  pending_.push_back({turn, "done", done.dump(), std::make_pair(state, code), turn->next_seq++, false, {}});
   turn->stage = Turn::Stage::ending;
   schedule();
 }
@@ -77,6 +82,7 @@ void EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
       tx.commit();
     } catch (const std::exception& e) {
       p.failed = true;
+      p.failure = std::string(store_failure_code(e));
       ++failures_;
       log_event("turn_event_lost", {{"turn", p.turn->id}, {"seq", p.seq}, {"event", p.name}, {"class", typeid(e).name()}});
     }
@@ -91,26 +97,56 @@ void EventLog::flush() {
   const std::string now_iso = store::iso_utc(store::now_unix());
   const auto started = std::chrono::steady_clock::now();
 
-  // Frames go out first (a broadcast reaches 10,000 streams without waiting for 10,000 inserts),
-  // then the batch is committed in the same loop turn: nothing else runs on the loop in between,
-  // so no reader, resume or next message can see the store without these events.
+  // Stored first, then sent, in the same loop turn: a client never holds an event the store does
+  // not have (a kill between the two loses nothing a client saw), and nothing else on the loop (a
+  // resume, the next message, a status read) runs in between.
+  store(batch, now_iso);
+  const auto stored = std::chrono::steady_clock::now();
   for (auto& p : batch) {
+    if (p.failed) {
+      // Its streams get the reason (an event without an id, never stored) and end; the client
+      // resumes from the store. Ids only grow, so no later event reuses this one's id.
+      auto frame = format_sse_event("error", nlohmann::json{{"code", p.failure}, {"ref", p.turn->id}}.dump());
+      p.turn->close_streams(frame.value_or(""));
+      continue;
+    }
     auto frame = format_sse_event(p.name, p.data, std::to_string(p.seq));
     if (frame) p.turn->deliver(p.seq, p.name, *frame);
   }
   const auto sent = std::chrono::steady_clock::now();
-  store(batch, now_iso);
-  const auto stored = std::chrono::steady_clock::now();
   // A broadcast to thousands of waiting turns holds the loop this long: say what it cost.
-  if (stored - started >= slow_)
-    log_event("event_flush_slow", {{"events", batch.size()}, {"send_ms", ms_between(started, sent)},
-                                   {"store_ms", ms_between(sent, stored)}});
+  if (sent - started >= slow_)
+    log_event("event_flush_slow", {{"events", batch.size()}, {"store_ms", ms_between(started, stored)},
+                                   {"send_ms", ms_between(stored, sent)}});
   for (auto& p : batch) {
-    // An event that was sent but could not be stored: its streams end, so the client resumes
-    // from the store (it sees the gap in ids, never another event under a sent id: ids only grow).
-    if (p.failed) p.turn->close_streams();
-    if (p.finish && on_done_) on_done_(p.turn);  // a turn whose end could not be stored is let go too
+    if (!p.finish) continue;
+    // A turn whose end could not be stored is let go here too; its end is stored once the store
+    // takes writes again (retry_unstored_ends).
+    if (p.failed) unstored_ends_.push_back({p.turn->id, p.failure});
+    if (on_done_) on_done_(p.turn);
   }
+  if (!unstored_ends_.empty()) retry_unstored_ends();
+}
+
+void EventLog::retry_unstored_ends() {
+  const auto now = store::now_unix();
+  std::erase_if(unstored_ends_, [&](const UnstoredEnd& u) {
+    try {
+      store::turns::end_unstored(db_, u.turn, u.code, now);
+      log_event("turn_end_stored", {{"turn", u.turn}, {"code", u.code}});
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  });
+  if (unstored_ends_.empty() || retry_scheduled_) return;
+  // Nothing else may come to flush: look again after a while.
+  retry_scheduled_ = true;
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, kUnstoredRetry);
+  timer->async_wait([this, timer](const boost::system::error_code& ec) {
+    retry_scheduled_ = false;
+    if (!ec && !unstored_ends_.empty()) retry_unstored_ends();
+  });
 }
 
 }  // namespace plotq::server

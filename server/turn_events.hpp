@@ -1,11 +1,13 @@
 // Every event of every turn goes through here. An event's id (its seq) is the turn's next one,
 // taken when it is emitted. Events emitted during one loop turn are handled together at the end of
-// that loop turn: their frames are written to the turns' streams, then they are stored in ONE
-// SQLite transaction (cached statements; a queue broadcast to 10,000 waiting turns is one commit),
-// both in the same handler, so nothing else on the loop (a resume, the next message, a status
-// read) can run between the write and the commit. When the commit fails the rows are stored one by
-// one; a row that still fails is logged (turn_event_lost) and its turn's streams are closed, so the
-// client resumes from what was stored. Loop thread only.
+// that loop turn: they are stored in ONE SQLite transaction (cached statements; a queue broadcast
+// to 10,000 waiting turns is one commit), then their frames are written to the turns' streams, both
+// in the same handler, so a client only ever sees stored events and nothing else on the loop can
+// run between the commit and the writes. When the commit fails the rows are stored one by one; a
+// row that still fails is logged (turn_event_lost), is never sent, and its turn's streams get an
+// id-less error{code} (storage_full or store_unavailable) and end, so the client resumes from what
+// was stored. A turn whose end could not be stored is ended in the store later (error{code},
+// done{state:"error"}), as soon as the store takes writes again. Loop thread only.
 #pragma once
 #include <chrono>
 #include <functional>
@@ -51,6 +53,7 @@ class EventLog {
 
   std::uint64_t commits() const { return commits_; }
   std::uint64_t failures() const { return failures_; }  // events that could not be stored
+  std::size_t unstored_ends() const { return unstored_ends_.size(); }  // turn ends waiting for the store
 
  private:
   struct Pending {
@@ -60,10 +63,17 @@ class EventLog {
     std::optional<std::pair<std::string, std::optional<std::string>>> finish;  // outcome, code
     std::int64_t seq = 0;
     bool failed = false;  // could not be stored (even on its own)
+    std::string failure;  // then why: storage_full | store_unavailable
+  };
+  struct UnstoredEnd {
+    std::string turn;
+    std::string code;
   };
   void schedule();
   // One transaction for the batch; when it fails, row by row (marking the rows that failed).
   void store(std::vector<Pending>& batch, const std::string& now_iso);
+  // Ends in the store the turns whose done could not be stored; tries again on a timer.
+  void retry_unstored_ends();
 
   std::unique_ptr<store::turns::EventWriter> writer_;  // prepared at the first flush
 
@@ -73,6 +83,8 @@ class EventLog {
   std::vector<Pending> pending_;
   bool scheduled_ = false;
   std::function<void(const std::shared_ptr<Turn>&)> on_done_;
+  std::vector<UnstoredEnd> unstored_ends_;
+  bool retry_scheduled_ = false;
   std::uint64_t commits_ = 0, failures_ = 0;
 };
 

@@ -135,39 +135,63 @@ std::optional<Turn> active_for_user(Db& db, const std::string& user_id) {
   });
 }
 
+namespace {
+
+// Ends each turn (id, its last stored seq) with error{code, ref} and done{state:"error"} stored
+// kAbandonedSeqGap above that seq, inside the caller's transaction.
+void end_with_error(SQLite::Database& s, const std::vector<std::pair<std::string, std::int64_t>>& turns,
+                    const std::string& outcome, const std::string& code, UnixSeconds now) {
+  const std::string at = iso_utc(now);
+  SQLite::Statement ev(s, "INSERT INTO turn_events(turn_id, seq, event, data, created_at) VALUES (?, ?, ?, ?, ?)");
+  SQLite::Statement end(s, "UPDATE turns SET status = 'done', outcome = ?, code = ?, ended_at = ? WHERE id = ?");
+  auto append = [&](const std::string& turn, std::int64_t seq, const char* name, const nlohmann::json& data) {
+    ev.reset();
+    ev.bind(1, turn);
+    ev.bind(2, seq);
+    ev.bind(3, name);
+    ev.bind(4, data.dump());  // compact, keys sorted: the form plotqd's own events have
+    ev.bind(5, at);
+    ev.exec();
+  };
+  for (const auto& [turn, last] : turns) {
+    append(turn, last + kAbandonedSeqGap, "error", {{"code", code}, {"ref", turn}});
+    append(turn, last + kAbandonedSeqGap + 1, "done", {{"turn", turn}, {"state", "error"}});
+    end.reset();
+    end.bind(1, outcome);
+    end.bind(2, code);
+    end.bind(3, at);
+    end.bind(4, turn);
+    end.exec();
+  }
+}
+
+constexpr const char* kLastSeq = "coalesce((SELECT max(seq) FROM turn_events e WHERE e.turn_id = t.id), 0)";
+
+}  // namespace
+
 std::int64_t finish_abandoned(Db& db, UnixSeconds now) {
   return guarded("finish abandoned turns", [&] {
     SQLite::Database& s = db.sql();
     SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
     std::vector<std::pair<std::string, std::int64_t>> left;  // turn id, its last stored seq
-    SQLite::Statement q(s,
-                        "SELECT t.id, coalesce((SELECT max(seq) FROM turn_events e WHERE e.turn_id = t.id), 0) "
-                        "FROM turns t WHERE t.status <> 'done'");
+    SQLite::Statement q(s, std::string("SELECT t.id, ") + kLastSeq + " FROM turns t WHERE t.status <> 'done'");
     while (q.executeStep()) left.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
-    const std::string at = iso_utc(now);
-    SQLite::Statement ev(s, "INSERT INTO turn_events(turn_id, seq, event, data, created_at) VALUES (?, ?, ?, ?, ?)");
-    SQLite::Statement end(s,
-                          "UPDATE turns SET status = 'done', outcome = 'abandoned', code = 'abandoned', ended_at = ? "
-                          "WHERE id = ?");
-    auto append = [&](const std::string& turn, std::int64_t seq, const char* name, const nlohmann::json& data) {
-      ev.reset();
-      ev.bind(1, turn);
-      ev.bind(2, seq);
-      ev.bind(3, name);
-      ev.bind(4, data.dump());  // compact, keys sorted: the form plotqd's own events have
-      ev.bind(5, at);
-      ev.exec();
-    };
-    for (const auto& [turn, last] : left) {
-      append(turn, last + kAbandonedSeqGap, "error", {{"code", "abandoned"}, {"ref", turn}});
-      append(turn, last + kAbandonedSeqGap + 1, "done", {{"turn", turn}, {"state", "error"}});
-      end.reset();
-      end.bind(1, at);
-      end.bind(2, turn);
-      end.exec();
-    }
+    end_with_error(s, left, "abandoned", "abandoned", now);
     tx.commit();
     return std::int64_t(left.size());
+  });
+}
+
+void end_unstored(Db& db, const std::string& turn_id, const std::string& code, UnixSeconds now) {
+  guarded("end a turn the store refused", [&] {
+    SQLite::Database& s = db.sql();
+    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    std::vector<std::pair<std::string, std::int64_t>> left;
+    SQLite::Statement q(s, std::string("SELECT t.id, ") + kLastSeq + " FROM turns t WHERE t.id = ? AND t.status <> 'done'");
+    q.bind(1, turn_id);
+    while (q.executeStep()) left.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    end_with_error(s, left, "error", code, now);
+    tx.commit();
   });
 }
 

@@ -68,6 +68,10 @@ std::optional<Turn> active_for_user(Db& db, const std::string& user_id);
 // One transaction. Returns how many turns it ended.
 inline constexpr std::int64_t kAbandonedSeqGap = 1000;
 std::int64_t finish_abandoned(Db& db, UnixSeconds now);
+// The same for one turn of this process whose own end the store refused (a full file system):
+// outcome 'error', code as given (storage_full, store_unavailable), the two events kAbandonedSeqGap
+// above its last stored one. Nothing when the turn is already done. Throws StoreError.
+void end_unstored(Db& db, const std::string& turn_id, const std::string& code, UnixSeconds now);
 std::vector<Turn> list_for_session(Db& db, const std::string& session_id, int limit = 1000);
 }  // namespace turns
 
