@@ -1,6 +1,9 @@
 // Makes a real plotq store on disk and damages copies of it, byte by byte, for the storage-fault
 // tests. Header-only.
 #pragma once
+#include <sys/mount.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -48,6 +51,24 @@ inline void overwrite(const std::string& path, std::uint64_t offset, const std::
   f.seekp(std::streamoff(offset));
   f.write(bytes.data(), std::streamsize(bytes.size()));
 }
+
+// A tmpfs of `size` mounted at dir/name for the test's life (the small file system a storage
+// fault needs); path is empty when this host cannot mount one (not root, no tmpfs).
+struct SmallFs {
+  std::string path;
+  SmallFs(const std::string& dir, const std::string& name, const std::string& size) {
+    std::string p = dir + "/" + name;
+    std::filesystem::create_directories(p);
+    std::string opts = "size=" + size + ",mode=0711";
+    if (::geteuid() == 0 && ::mount("tmpfs", p.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) == 0) path = p;
+  }
+  ~SmallFs() {
+    if (!path.empty()) ::umount2(path.c_str(), MNT_DETACH);
+  }
+  SmallFs(const SmallFs&) = delete;
+  SmallFs& operator=(const SmallFs&) = delete;
+  bool empty() const { return path.empty(); }
+};
 
 inline std::vector<std::string> codes(const store::IntegrityReport& r) {
   std::vector<std::string> out;

@@ -14,27 +14,13 @@
 #include <fstream>
 
 #include "store/integrity.hpp"
+#include "tests/storage/damage.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/turns/turn_client.hpp"
 
 using namespace turns_test;
 
 namespace {
-
-// A tmpfs of `size` mounted at dir/fs for the test's life; empty() when this host cannot mount one.
-struct SmallFs {
-  std::string path;
-  explicit SmallFs(const std::string& dir, const char* size) {
-    std::string p = dir + "/fs";
-    std::filesystem::create_directories(p);
-    std::string opts = std::string("size=") + size + ",mode=0755";
-    if (::geteuid() == 0 && ::mount("tmpfs", p.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) == 0) path = p;
-  }
-  ~SmallFs() {
-    if (!path.empty()) ::umount2(path.c_str(), MNT_DETACH);
-  }
-  bool empty() const { return path.empty(); }
-};
 
 // Writes a file until the file system refuses (ENOSPC); returns the bytes written.
 std::uint64_t fill(const std::string& file) {
@@ -60,7 +46,7 @@ std::string detail(const HttpResponse& r) { return r.json().value("detail", std:
 
 TEST_CASE("full disk: writes are refused with storage_full and plotqd recovers by itself") {
   plotq::test::TempDir dir;
-  SmallFs fs(dir.path(), "6m");
+  plotq::test::damage::SmallFs fs(dir.path(), "fs", "6m");
   if (fs.empty()) return skip_test("needs root and a tmpfs mount (the store's small file system)");
   const std::string db = fs.path + "/plotq.db";
   Server s({{"PLOTQ_DB", db}, {"PLOTQ_DB_CHECKPOINT_INTERVAL_MS", "200"}});

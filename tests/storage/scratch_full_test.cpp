@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "tests/storage/damage.hpp"
 #include "tests/support/dev_plotqd.hpp"
 #include "tests/support/skip.hpp"
 
@@ -18,19 +19,6 @@ using namespace plotq::test;
 using nlohmann::json;
 
 namespace {
-
-struct SmallRunsFs {
-  std::string path;
-  SmallRunsFs(const std::string& dir, const char* size) {
-    std::string p = dir + "/runs";
-    std::filesystem::create_directories(p);
-    std::string opts = std::string("size=") + size + ",mode=0711";
-    if (::geteuid() == 0 && ::mount("tmpfs", p.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) == 0) path = p;
-  }
-  ~SmallRunsFs() {
-    if (!path.empty()) ::umount2(path.c_str(), MNT_DETACH);
-  }
-};
 
 json render(const std::string& job_id, const std::string& source) {
   return {{"job_id", job_id}, {"source", source}, {"library", "matplotlib"}, {"themes", {"light"}}, {"timeout_s", 60}};
@@ -46,7 +34,7 @@ const std::string kFiller =
 
 TEST_CASE("scratch full: a job the full runs dir refuses fails as scratch_full and the host goes on") {
   TempDir dir;
-  SmallRunsFs runs(dir.path(), "24m");
+  plotq::test::damage::SmallFs runs(dir.path(), "runs", "24m");
   if (runs.path.empty()) return skip_test("needs root and a tmpfs mount (the sandbox's small scratch)");
   Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
                            {"PLOTQ_ENVIRONMENT", "development"},
