@@ -53,14 +53,20 @@ def healthz_on(s):
     return answer_of(s)[0]
 
 
-def cap_check(d, fail):
-    held = [connect(d.port) for _ in range(CAP)]
-    time.sleep(0.5)  # accepted by the loop: each is a session now
+def ten_past_the_cap(d):
+    """The answers of 10 connections made one at a time while every place is held."""
     over = []
     for _ in range(10):
         s = connect(d.port)
         over.append(answer_of(s))
         s.close()
+    return over
+
+
+def cap_check(d, fail):
+    held = [connect(d.port) for _ in range(CAP)]
+    time.sleep(0.5)  # accepted by the loop: each is a session now
+    over = ten_past_the_cap(d)
     if over != [(503, "unavailable")] * 10:
         fail.append("past the cap of %d: wanted 10 x 503 unavailable, got %r" % (CAP, over))
     served = [healthz_on(s) for s in held]
@@ -197,11 +203,7 @@ def fd_cap_check(binary, fail):
         time.sleep(0.3)
         held += [connect(d.port), connect(d.port)]
         time.sleep(0.3)
-        over = []
-        for _ in range(10):
-            s = connect(d.port)
-            over.append(answer_of(s))
-            s.close()
+        over = ten_past_the_cap(d)
         if over != [(503, "unavailable")] * 10:
             fail.append("past the lowered cap of %d: wanted 10 x 503 unavailable, got %r" % (cap, over))
         if d.events("accept_failed"):

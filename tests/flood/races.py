@@ -90,16 +90,21 @@ def expect(fail, name, got, want):
         fail.append("%s: wanted %s, got %s" % (name, dict(Counter(want)), dict(c)))
 
 
+def message_race(d, fail, user, name, cap, refusal):
+    """N messages of one user over two sessions at once: exactly cap answer, the rest are refused."""
+    sids = [new_session(d.port, user), new_session(d.port, user)]
+    away_from_boundaries()
+    got = in_parallel(N, lambda i: turn_outcome(d.port, sids[i % 2], user, {"text": "%s%d" % (user[0], i)},
+                                                retry_active_s=30))
+    expect(fail, "%s (cap %d)" % (name, cap), got, ["ok"] * cap + ["refusal:" + refusal] * (N - cap))
+
+
 def message_races(binary, fail):
     cap = 10
     d, _ = start(binary, {"PLOTQ_USER_MESSAGES_PER_MINUTE": str(cap), "PLOTQ_RUNS_PER_MINUTE": "1",
                           "PLOTQ_RATE_WINDOW_S": "600", "PLOTQ_QUEUE_MAX_WAIT_S": "6000"}, "races1")
     try:
-        sids = [new_session(d.port, "minute"), new_session(d.port, "minute")]
-        away_from_boundaries()
-        got = in_parallel(N, lambda i: turn_outcome(d.port, sids[i % 2], "minute", {"text": "m%d" % i},
-                                                         retry_active_s=30))
-        expect(fail, "messages per minute (cap %d)" % cap, got, ["ok"] * cap + ["refusal:rate_limited"] * (N - cap))
+        message_race(d, fail, "minute", "messages per minute", cap, "rate_limited")
         run_data_capacity(d, fail)
         still_serving(d, fail, "after the minute race")
     finally:
@@ -107,11 +112,7 @@ def message_races(binary, fail):
     cap = 7
     d, _ = start(binary, {"PLOTQ_USER_MESSAGES_PER_MINUTE": "100000", "PLOTQ_USER_MESSAGES_PER_DAY": str(cap)}, "races2")
     try:
-        sids = [new_session(d.port, "day"), new_session(d.port, "day")]
-        away_from_boundaries()
-        got = in_parallel(N, lambda i: turn_outcome(d.port, sids[i % 2], "day", {"text": "d%d" % i},
-                                                         retry_active_s=30))
-        expect(fail, "messages per day (cap %d)" % cap, got, ["ok"] * cap + ["refusal:daily_limit"] * (N - cap))
+        message_race(d, fail, "day", "messages per day", cap, "daily_limit")
         still_serving(d, fail, "after the day race")
     finally:
         d.stop()
