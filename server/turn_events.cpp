@@ -121,31 +121,32 @@ void EventLog::flush() {
   for (auto& p : batch) {
     if (!p.finish) continue;
     // A turn whose end could not be stored is let go here too; its end is stored once the store
-    // takes writes again (retry_unstored_ends).
+    // takes writes again (schedule_unstored_retry).
     if (p.failed) unstored_ends_.push_back({p.turn->id, p.failure});
     if (on_done_) on_done_(p.turn);
   }
-  if (!unstored_ends_.empty()) retry_unstored_ends();
+  schedule_unstored_retry();
 }
 
-void EventLog::retry_unstored_ends() {
-  const auto now = store::now_unix();
-  std::erase_if(unstored_ends_, [&](const UnstoredEnd& u) {
-    try {
-      store::turns::end_unstored(db_, u.turn, u.code, now);
-      log_event("turn_end_stored", {{"turn", u.turn}, {"code", u.code}});
-      return true;
-    } catch (const std::exception&) {
-      return false;
-    }
-  });
+void EventLog::schedule_unstored_retry() {
   if (unstored_ends_.empty() || retry_scheduled_) return;
-  // Nothing else may come to flush: look again after a while.
+  // From a timer, not from every flush: while the disk stays full each try is a failing write.
   retry_scheduled_ = true;
   auto timer = std::make_shared<boost::asio::steady_timer>(io_, kUnstoredRetry);
   timer->async_wait([this, timer](const boost::system::error_code& ec) {
     retry_scheduled_ = false;
-    if (!ec && !unstored_ends_.empty()) retry_unstored_ends();
+    if (ec) return;
+    const auto now = store::now_unix();
+    std::erase_if(unstored_ends_, [&](const UnstoredEnd& u) {
+      try {
+        store::turns::end_unstored(db_, u.turn, u.code, now);
+        log_event("turn_end_stored", {{"turn", u.turn}, {"code", u.code}});
+        return true;
+      } catch (const std::exception&) {
+        return false;
+      }
+    });
+    schedule_unstored_retry();
   });
 }
 

@@ -72,8 +72,8 @@ class EventLog {
   void schedule();
   // One transaction for the batch; when it fails, row by row (marking the rows that failed).
   void store(std::vector<Pending>& batch, const std::string& now_iso);
-  // Ends in the store the turns whose done could not be stored; tries again on a timer.
-  void retry_unstored_ends();
+  // Ends in the store, from a timer, the turns whose done could not be stored, until it takes them.
+  void schedule_unstored_retry();
 
   std::unique_ptr<store::turns::EventWriter> writer_;  // prepared at the first flush
 

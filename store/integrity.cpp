@@ -127,7 +127,6 @@ void sqlite_stage(const std::string& path, CheckDepth depth, std::uint32_t raw_a
       if (tables > 0 && !db.tableExists("schema_migrations"))
         r.problems.push_back({"not_plotq", std::to_string(tables) + " tables but no schema_migrations"});
     }
-    r.sqlite_checked = true;
   } catch (const SQLite::Exception& e) {
     int code = e.getErrorCode() & 0xff;
     r.problems.push_back({code == SQLITE_NOTADB ? "not_sqlite" : "corrupt", std::string("SQLite: ") + e.what()});

@@ -35,8 +35,7 @@ struct Problem {
 
 struct IntegrityReport {
   std::string path;
-  bool exists = false;       // false: no file yet (plotqd creates it)
-  bool sqlite_checked = false;  // the SQLite stage ran (the header stage found nothing)
+  bool exists = false;  // false: no file yet (plotqd creates it)
   std::vector<Problem> problems;
   bool ok() const { return problems.empty(); }
 };

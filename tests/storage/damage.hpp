@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sha256.hpp"
 #include "store/db.hpp"
 #include "store/integrity.hpp"
 #include "store/migrate.hpp"
@@ -42,6 +43,14 @@ inline std::string file_bytes(const std::string& path) {
 
 inline void copy_file(const std::string& from, const std::string& to) {
   std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+}
+
+// sha256 of the file and of its -wal (absent = empty: a read-only open of a WAL store may create
+// an empty -wal and -shm, as SQLite does): what a check must not change.
+inline std::string fingerprint(const std::string& db) {
+  auto wal = db + "-wal";
+  return plotq::sha256_hex(file_bytes(db)) + "/" +
+         plotq::sha256_hex(std::filesystem::exists(wal) ? file_bytes(wal) : std::string());
 }
 
 // Writes bytes over the file at offset (the file keeps its size unless bytes run past its end).

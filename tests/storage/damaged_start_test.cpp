@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "common/sha256.hpp"
 #include "tests/storage/damage.hpp"
 #include "tests/support/cli_run.hpp"
 #include "tests/support/test_client.hpp"
@@ -15,6 +14,7 @@
 using namespace plotq::test;
 using plotq::test::damage::copy_file;
 using plotq::test::damage::file_bytes;
+using plotq::test::damage::fingerprint;
 using plotq::test::damage::make_store;
 using plotq::test::damage::overwrite;
 
@@ -50,12 +50,6 @@ const Damage kDamages[] = {
     {"not sqlite", "not_sqlite",
      [](const std::string&, const std::string& db) { overwrite(db, 0, "PK\x03\x04 a zip file, not a database"); }},
 };
-
-std::string fingerprint(const std::string& db) {
-  auto wal = db + "-wal";
-  return plotq::sha256_hex(file_bytes(db)) + "/" +
-         plotq::sha256_hex(std::filesystem::exists(wal) ? file_bytes(wal) : std::string());
-}
 
 bool any_line_has(const std::vector<std::string>& lines, const std::string& part) {
   for (const auto& l : lines)

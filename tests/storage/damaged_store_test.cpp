@@ -8,7 +8,6 @@
 #include <fstream>
 #include <random>
 
-#include "common/sha256.hpp"
 #include "store/integrity.hpp"
 #include "store/users.hpp"
 #include "tests/storage/damage.hpp"
@@ -18,18 +17,11 @@ using namespace plotq::store;
 using plotq::test::damage::codes;
 using plotq::test::damage::copy_file;
 using plotq::test::damage::file_bytes;
+using plotq::test::damage::fingerprint;
 using plotq::test::damage::make_store;
 using plotq::test::damage::overwrite;
 
 namespace {
-
-// sha256 of the file and of its -wal (absent = empty: a read-only open of a WAL store may create
-// an empty -wal and -shm, as SQLite does): what must not change.
-std::string fingerprint(const std::string& db) {
-  auto wal = db + "-wal";
-  return plotq::sha256_hex(file_bytes(db)) + "/" +
-         plotq::sha256_hex(std::filesystem::exists(wal) ? file_bytes(wal) : std::string());
-}
 
 // Another application's database in WAL mode, with its connection still open so that its -wal
 // holds every commit; the -wal is copied next to `target` as target's own.
@@ -178,16 +170,16 @@ TEST_CASE("damaged store: the header stage alone as a pure function") {
   head[16] = 0x10;  // 4096
   CHECK(check_headers(head, 4096 * 3, std::nullopt, 0).empty());
   CHECK(check_headers("", 0, std::nullopt, 0).empty());  // an empty file is an empty database
-  CHECK(codes({"x", true, false, check_headers(head, 4096 * 3 + 7, std::nullopt, 0)}) ==
+  CHECK(codes({"x", true, check_headers(head, 4096 * 3 + 7, std::nullopt, 0)}) ==
         std::vector<std::string>{"truncated"});
   std::string bad_page = head;
   bad_page[16] = 0x03;  // 768: not a power of two
-  CHECK(codes({"x", true, false, check_headers(bad_page, 4096, std::nullopt, 0)}) ==
+  CHECK(codes({"x", true, check_headers(bad_page, 4096, std::nullopt, 0)}) ==
         std::vector<std::string>{"not_sqlite"});
-  CHECK(codes({"x", true, false, check_headers(head.substr(0, 40), 40, std::nullopt, 0)}) ==
+  CHECK(codes({"x", true, check_headers(head.substr(0, 40), 40, std::nullopt, 0)}) ==
         std::vector<std::string>{"not_sqlite"});
   std::string wal(32, '\0');
-  CHECK(codes({"x", true, false, check_headers(head, 4096, std::string_view(wal), 32 + 24 + 4096)}) ==
+  CHECK(codes({"x", true, check_headers(head, 4096, std::string_view(wal), 32 + 24 + 4096)}) ==
         std::vector<std::string>{"wal_damaged"});
   CHECK(check_headers(head, 4096, std::string_view(wal), 0).empty());  // an empty -wal holds nothing
 }
