@@ -196,10 +196,17 @@ std::vector<QueueEvent> QueueCore::take_events() {
   return out;
 }
 
+std::optional<double> QueueCore::waited(TicketId id) const {
+  auto it = entries_.find(id);
+  if (it == entries_.end() || it->second.state != TicketState::running) return std::nullopt;
+  return it->second.granted_at - it->second.enqueued_at;
+}
+
 QueueStatus QueueCore::status(double now) const {
   now = std::max(now, last_now_);
   QueueStatus s;
   s.waiting = int(waiting_.size());
+  for (TicketId id : waiting_) ++(entries_.at(id).holder.kind == HolderKind::turn ? s.waiting_turns : s.waiting_jobs);
   s.in_flight = int(running_.size());
   s.slots = cfg_.slots;
   s.capacity = capacity_;

@@ -78,6 +78,8 @@ struct HolderView {
 // Snapshot for GET /v1/status.
 struct QueueStatus {
   int waiting = 0;
+  int waiting_turns = 0;  // of `waiting`, chat turns' takes ...
+  int waiting_jobs = 0;   // ... and single jobs (/run-data, /render)
   int in_flight = 0;
   int slots = 0;
   int capacity = 0;
@@ -120,6 +122,8 @@ class QueueCore {
   // say how it ended).
   std::optional<TicketState> state(TicketId id) const;
   std::optional<Position> position(TicketId id) const;  // O(queue length)
+  // A running ticket's wait: granted minus queued, seconds (0 when it started at once).
+  std::optional<double> waited(TicketId id) const;
   const std::list<TicketId>& waiting_order() const { return waiting_; }
 
   std::vector<QueueEvent> take_events();

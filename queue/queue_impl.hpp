@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "queue/queue_metrics.hpp"
 #include "queue/render_queue.hpp"
 
 namespace plotq::queue {
@@ -25,6 +26,7 @@ struct TicketRecord {
   Callbacks cb;
   bool grant_delivered = false;  // on_granted ran: a cancel now means "kill", not "withdraw"
   bool cancelled = false;        // cancelled before the grant was delivered: never deliver it
+  HolderKind kind = HolderKind::job;  // for the metrics' holder label
 };
 
 struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
@@ -64,10 +66,12 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
       std::shared_ptr<TicketRecord> rec = it->second;
       switch (ev.kind) {
         case EventKind::started:
+          observe_slot_wait(rec->kind, core.waited(ev.id).value_or(0));
           rec->state = TicketState::running;
           pending.push_back({Deliver::granted, rec});
           break;
         case EventKind::expired:
+          count_expired(rec->kind);
           rec->state = TicketState::expired;
           records.erase(it);
           pending.push_back({Deliver::expired, rec});
@@ -205,8 +209,10 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
     t.q_ = weak_from_this();
     t.rec_ = std::make_shared<TicketRecord>();
     t.rec_->cb = std::move(cb);
+    t.rec_->kind = holder.kind;
     const SubmitResult r = core.submit(std::move(holder), now());
     if (r.admission == Admission::refused) {
+      count_refused(t.rec_->kind);
       t.rec_->state = TicketState::refused;
       pending.push_back({Deliver::refused, t.rec_});
     } else {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/log.hpp"
+#include "runs/run_metrics.hpp"
 #include "store/error.hpp"
 
 namespace plotq::runs {
@@ -19,8 +20,9 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunW
     done.result = interpret_data_job(std::move(job));
     auto ledger_start = std::chrono::steady_clock::now();
     try {
-      done.ledger_id = store::ledger::insert(
-          db, ledger_row(who, store::RunKind::data, done.result.job, done.result.outcome, slot_wait_s));
+      store::LedgerEntry row = ledger_row(who, store::RunKind::data, done.result.job, done.result.outcome, slot_wait_s);
+      done.ledger_id = store::ledger::insert(db, row);
+      count_run(row, {});
     } catch (const std::exception& e) {
       // The run's answer still goes out; the missing row is logged (class only, no content).
       log_event("ledger_write_failed", {{"job_id", who.job_id}, {"error", typeid(e).name()}});

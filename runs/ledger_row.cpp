@@ -56,6 +56,7 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
 
 #include "common/log.hpp"
 #include "runs/render_job.hpp"
+#include "runs/run_metrics.hpp"
 
 namespace plotq::runs {
 
@@ -70,6 +71,7 @@ void book_render_rows(store::Db& db, const RunWho& who, const RenderResult& resu
     }
     try {
       store::ledger::insert(db, e);
+      count_run(e, who.library);
     } catch (const std::exception& ex) {
       log_event("ledger_write_failed", {{"job_id", who.job_id}, {"theme", theme}});
     }

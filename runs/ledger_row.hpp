@@ -16,6 +16,8 @@ struct RunWho {
   // The runtime the run used (runs/runtime.hpp: its id), recorded with the row; nullopt when the
   // runtime's manifest could not be read.
   std::optional<std::string> runtime_id;
+  // A render's plotting library, for the runs metric's label (runs/run_metrics.hpp); empty for data.
+  std::string library;
 };
 
 // outcome: "ok" -> ok; a refusal before or instead of running (validation, guard_refused,

@@ -16,6 +16,7 @@
 
 #include "common/log.hpp"
 #include "sandbox/figure_renderer.hpp"
+#include "sandbox/sandbox_metrics.hpp"
 
 namespace plotq::sandbox {
 
@@ -95,6 +96,7 @@ bool reap(FigureProc& p, FigureExit& x) {
   x.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   log_event("figure_renderer_exit", {{"pid", p.pid}, {"exit_code", x.exit_code}, {"signal", x.signal},
                                      {"jobs", p.jobs}, {"stderr_tail", x.stderr_tail}});
+  count_chromium_exit();
   std::error_code fec;
   std::filesystem::remove_all(p.tmp_dir, fec);  // never follows links; the group is dead
   return true;

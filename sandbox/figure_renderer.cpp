@@ -19,6 +19,7 @@
 #include "common/env.hpp"
 #include "common/log.hpp"
 #include "sandbox/figure_process.hpp"
+#include "sandbox/sandbox_metrics.hpp"
 
 namespace plotq::sandbox {
 
@@ -282,6 +283,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
       }
       p->ready = true;
       p->start_timer.cancel();
+      count_chromium_ready();
       log_event("figure_renderer_ready",
                 {{"pid", p->pid},
                  {"ms", std::lround(std::chrono::duration<double, std::milli>(Clock::now() - p->started).count())},

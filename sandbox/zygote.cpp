@@ -18,6 +18,7 @@
 #include "common/log.hpp"
 #include "sandbox/namespaces.hpp"
 #include "sandbox/output.hpp"
+#include "sandbox/sandbox_metrics.hpp"
 
 namespace plotq::sandbox {
 
@@ -208,6 +209,7 @@ void Zygote::on_ctl_readable() {
       if (j.value("event", "") == "ready") {
         preload_s_ = j.value("preload_s", 0.0);
         log_event("zygote_ready", {{"mode", mode_}, {"pid", zpid_}, {"preload_s", preload_s_}});
+        count_zygote_ready(mode_);
         settle(true);
       }
     } catch (const std::exception&) {
@@ -228,6 +230,7 @@ void Zygote::on_keeper_exit() {
   reap_pidfd(keeper_.pidfd, false, &status);
   bool was_ready = state_ == State::ready;
   log_event("zygote_exit", {{"mode", mode_}, {"pid", zpid_}, {"status", status}, {"was_ready", was_ready}});
+  count_zygote_exit(mode_);
   close_all();
   keeper_.pid = -1;
   if (!scratch_.empty()) {
