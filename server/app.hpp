@@ -68,5 +68,7 @@ void register_status_routes(App& app);
 void register_web_routes(App& app);
 // POST /render, POST /render/{job_id}/cancel, GET /status (server/routes_render.cpp).
 void register_render_routes(App& app);
+// GET /metrics, the Prometheus text format (server/routes_metrics.cpp, docs/metrics.md).
+void register_metrics_routes(App& app);
 
 }  // namespace plotq::server

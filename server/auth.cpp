@@ -168,6 +168,21 @@ CallerVerdict CallerCheck::verify(const Request& req, Need need) const {
   return v;
 }
 
+std::string_view check_metrics_caller(const Request& req, std::string_view metrics_token) {
+  if (req.peer.loopback) return {};
+  if (metrics_token.empty()) return "forbidden";
+  auto auth = req.header("Authorization");
+  if (!auth) return "unauthenticated";
+  std::string_view h = trim(*auth);
+  if (h.size() < 7 || !iequals(h.substr(0, 6), "bearer") || h[6] != ' ') return "unauthenticated";
+  return same_secret(trim(h.substr(7)), metrics_token) ? std::string_view{} : std::string_view("unauthenticated");
+}
+
+std::string validate_metrics_token(std::string_view text) {
+  if (text.empty() || valid_token(text)) return {};
+  return "must be 16..256 characters of [A-Za-z0-9._~+/=-]";
+}
+
 std::optional<Caller> check_caller(const CallerCheck& check, const Request& req, Responder& res, Need need) {
   CallerVerdict v = check.verify(req, need);
   if (!v.caller) res.send_error(v.error);

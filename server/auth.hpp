@@ -34,6 +34,7 @@ struct Caller {
 struct AuthConfig {
   std::string tokens;                   // PLOTQ_TOKENS (secret)
   std::string environment = "production";  // PLOTQ_ENVIRONMENT: production | development
+  std::string metrics_token;               // PLOTQ_METRICS_TOKEN (secret): GET /metrics off loopback
 };
 
 // What a route needs: any known caller, or the assistant service.
@@ -68,6 +69,14 @@ class CallerCheck {
 // For route handlers: the caller, or nullopt after answering the error (401/403/400) on res.
 //   auto caller = check_caller(app.callers, req, *res);  if (!caller) return;
 std::optional<Caller> check_caller(const CallerCheck& check, const Request& req, Responder& res, Need need = Need::user);
+
+// GET /metrics: a loopback peer passes (a scraper on the host); any other peer needs
+// `Authorization: Bearer <PLOTQ_METRICS_TOKEN>`. "" when allowed, else the code: unauthenticated
+// (no or another token while one is configured), forbidden (off loopback, no metrics token set).
+// The metrics token is not a user token: it opens /metrics and nothing else.
+std::string_view check_metrics_caller(const Request& req, std::string_view metrics_token);
+// "" when a PLOTQ_METRICS_TOKEN value is empty or well formed (16..256 of [A-Za-z0-9._~+/=-]).
+std::string validate_metrics_token(std::string_view text);
 
 // User names (token users, X-Plotq-User): 1..64 of [A-Za-z0-9_.@-].
 bool valid_user_name(std::string_view name);

@@ -21,6 +21,7 @@
 #include "common/log.hpp"
 #include "server/errors.hpp"
 #include "server/router.hpp"
+#include "server/server_metrics.hpp"
 
 namespace plotq::server {
 
@@ -205,6 +206,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     state_ = State::streaming;
     keep_alive_ = false;
     if (auto r = responder_.lock()) r->set_answered();
+    count_request(method_, route_, opt.status, ms_since(started_) / 1000);
+    count_stream_open();
     if (core_->cfg.log_requests)
       log_event("request", {{"method", method_}, {"route", route_}, {"status", opt.status}, {"ms", ms_since(started_)},
                             {"stream", true}});
@@ -516,6 +519,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_written(boost::system::error_code ec, bool close_after) {
     if (state_ != State::writing) return;
     disarm();
+    count_request(method_, route_, status_, ms_since(started_) / 1000);
     if (core_->cfg.log_requests)
       log_event("request", {{"method", method_}, {"route", route_.empty() ? nlohmann::json() : nlohmann::json(route_)},
                             {"status", status_}, {"ms", ms_since(started_)}});
@@ -621,12 +625,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     disarm();
     boost::system::error_code ec;
     socket_.close(ec);
-    if (was == State::streaming)
+    if (was == State::streaming) {
+      count_stream_closed(reason);
       log_event("stream_end", {{"route", route_}, {"reason", std::string(to_string(reason))},
                                {"ms", ms_since(stream_started_)}, {"bytes", stream_bytes_}});
-    else if (was == State::handling && core_->cfg.log_requests)
-      log_event("request", {{"method", method_}, {"route", route_}, {"status", 499}, {"ms", ms_since(started_)},
-                            {"closed", std::string(to_string(reason))}});
+    } else if (was == State::handling) {
+      count_request(method_, route_, 499, ms_since(started_) / 1000);
+      if (core_->cfg.log_requests)
+        log_event("request", {{"method", method_}, {"route", route_}, {"status", 499}, {"ms", ms_since(started_)},
+                              {"closed", std::string(to_string(reason))}});
+    }
     if (was == State::handling || was == State::streaming || was == State::writing) finish_responder(reason);
     pending_.clear();
     pending_.shrink_to_fit();

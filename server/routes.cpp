@@ -29,6 +29,7 @@ void register_routes(App& app) {
   register_status_routes(app);
   register_web_routes(app);
   register_render_routes(app);
+  register_metrics_routes(app);
   // Not a route: the answers /run-data and /render keep for retries expire on the loop's timer.
   start_idempotency_prune(app);
 }

@@ -98,7 +98,7 @@ void register_render_routes(App& app) {
       return res->send_error("invalid_job");
 
     const std::string kind = store::idempotency::kind_for_themes(themes);
-    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime)};
+    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), *library};
     // A library plotq does not render (invalid_library, 422) or one this runtime lacks
     // (runtime_unavailable, 503) answers before any sandbox starts, and is still a ledger row.
     std::string support = runs::render_support(*library, *app.runtime, app.figures);

@@ -6,6 +6,7 @@
 #include "queue/render_queue.hpp"
 #include "runs/outcome.hpp"
 #include "runs/data_runner.hpp"
+#include "runs/run_metrics.hpp"
 #include "runs/runtime.hpp"
 #include "sandbox/watchdog.hpp"
 #include "server/app.hpp"
@@ -69,7 +70,7 @@ void register_run_data_routes(App& app) {
     auto job = jobs::claim(app, res, *job_id, "data", *body, "run_data_joined");
     if (!job) return;
     auto started = Clock::now();
-    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime)};
+    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), {}};
 
     // Per-run state, owned by the registry entry; callbacks hold weak references only.
     struct Run {
@@ -88,7 +89,9 @@ void register_run_data_routes(App& app) {
       if (!j || j->finished) return;
       store::idempotency::forget(app.db, j->job_id, j->kind);
       try {
-        store::ledger::insert(app.db, runs::refused_row(who, store::RunKind::data, code, seconds_since(started)));
+        store::LedgerEntry row = runs::refused_row(who, store::RunKind::data, code, seconds_since(started));
+        store::ledger::insert(app.db, row);
+        runs::count_run(row, {});
       } catch (const std::exception&) {
       }
       app.jobs.finish_error(j, code);

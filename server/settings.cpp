@@ -84,6 +84,10 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   s.add("PLOTQ_TOKENS", &c.auth.tokens, "bearer tokens: token=user[:role],... with role user (default) or assistant")
       .check(CallerCheck::validate_tokens)
       .secret();
+  s.add("PLOTQ_METRICS_TOKEN", &c.auth.metrics_token,
+        "bearer token a Prometheus scraper off loopback sends for GET /metrics (loopback needs none); empty = loopback only")
+      .check(validate_metrics_token)
+      .secret();
 
   // Store
   s.add("PLOTQ_DB", &c.db_path, "the SQLite file (created with its directory when missing)")

@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "server/app.hpp"
 #include "server/periodic.hpp"
+#include "server/server_metrics.hpp"
 #include "store/checkpoint.hpp"
 #include "store/error.hpp"
 
@@ -25,10 +26,12 @@ void start_store_checkpoints(App& app) {
   bool failing = false;  // logged once per run of failures
   run_periodically(app, interval, [&db, interval, failing]() mutable {
     try {
-      store::checkpoint(db);
+      store::CheckpointRun run = store::checkpoint(db);
+      count_checkpoint(run.busy ? "busy" : run.complete() ? "complete" : "partial");
       if (failing) log_event("db_checkpoint_recovered", {});
       failing = false;
     } catch (const store::StoreError& e) {
+      count_checkpoint("failed");
       if (!failing) log_event("db_checkpoint_failed", {{"code", e.code()}, {"what", e.what()}});
       failing = true;
     }

@@ -1,5 +1,7 @@
 #include "server/turn.hpp"
 
+#include "server/server_metrics.hpp"
+
 namespace plotq::server {
 
 void Turn::subscribe(std::shared_ptr<Responder> res, std::int64_t after) {
@@ -15,7 +17,7 @@ void Turn::deliver(std::int64_t seq, const std::string& name, const std::string&
     if (seq <= s.after || !s.res->is_open()) continue;
     // A stream over its buffer cap is closed by the server (slow reader); the turn goes on and
     // the stored events wait for a resume.
-    s.res->write_raw(frame);
+    if (s.res->write_raw(frame)) count_events_sent("live");
     s.after = seq;
     if (last) s.res->close();
   }

@@ -57,7 +57,7 @@ void run_data_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   if (t->data_runs >= s.cfg.data_runs_per_turn) return s.refuse(t, "turn_run_limit");
   ActionPlan plan;
   plan.who = runs::RunWho{t->id + "-data-" + std::to_string(t->data_runs + 1), t->user, t->session_id, t->id,
-                          runs::runtime_id(*s.app.runtime)};
+                          runs::runtime_id(*s.app.runtime), {}};
   plan.kind = store::RunKind::data;
   plan.counter = store::TurnAction::data;
   plan.step = "running";

@@ -10,6 +10,7 @@
 
 #include "common/log.hpp"
 #include "server/errors.hpp"
+#include "server/server_metrics.hpp"
 #include "store/db.hpp"
 #include "store/turn_event_writer.hpp"
 #include "store/turns.hpp"
@@ -65,10 +66,12 @@ void EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
     if (p.finish) writer_->finish(p.turn->id, p.finish->first, p.finish->second, now_iso);
   };
   try {
+    const auto began = std::chrono::steady_clock::now();
     SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
     for (auto& p : batch) write(p);
     tx.commit();
     ++commits_;
+    observe_commit("turn_events", std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     return;
   } catch (const std::exception& e) {
     log_event("turn_events_store_failed", {{"events", batch.size()}, {"class", typeid(e).name()}, {"what", e.what()}});

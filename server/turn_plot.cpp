@@ -85,7 +85,7 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   if (auto latest = store::datasets::get(s.app.db, t->session_id, 0)) req->data_csv = latest->csv;
 
   ActionPlan plan;
-  plan.who = runs::RunWho{req->job_id, t->user, t->session_id, t->id, runs::runtime_id(*s.app.runtime)};
+  plan.who = runs::RunWho{req->job_id, t->user, t->session_id, t->id, runs::runtime_id(*s.app.runtime), req->library};
   plan.kind = store::RunKind::render;
   plan.counter = store::TurnAction::plot;
   plan.step = "rendering";

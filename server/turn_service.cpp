@@ -7,6 +7,8 @@
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/render_job.hpp"
+#include "runs/run_metrics.hpp"
+#include "server/server_metrics.hpp"
 #include "store/error.hpp"
 #include "store/ids.hpp"
 #include "store/ledger.hpp"
@@ -138,17 +140,20 @@ double TurnService::waited(const Turn& t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t.queued_at).count();
 }
 
-void TurnService::ledger(const store::LedgerEntry& e) {
+bool TurnService::ledger(const store::LedgerEntry& e) {
   try {
     store::ledger::insert(app.db, e);
+    return true;
   } catch (const std::exception& ex) {
     log_event("ledger_write_failed", {{"job_id", e.job_id}, {"class", typeid(ex).name()}});
+    return false;
   }
 }
 
 void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code,
                                  double slot_wait_s) {
-  ledger(runs::refused_row(who, kind, code, slot_wait_s));
+  store::LedgerEntry row = runs::refused_row(who, kind, code, slot_wait_s);
+  if (ledger(row)) runs::count_run(row, who.library);
 }
 
 void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
@@ -269,6 +274,7 @@ void TurnService::send_deferred_statuses() {
 }
 
 void TurnService::refuse(const std::shared_ptr<Turn>& t, const std::string& code, const std::string& text) {
+  count_turn_refusal(code);
   emit(t, "refusal", {{"code", code}, {"text", text.empty() ? refusal_text(code) : text}});
   end(t, "refused", code);
 }

@@ -70,7 +70,7 @@ class TurnService {
   void queued_status(const std::shared_ptr<Turn>& t, queue::Position p);
   // A refused run's ledger row (quota, capacity, cancelled while waiting); logged when it cannot be written.
   void ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code, double slot_wait_s = 0);
-  void ledger(const store::LedgerEntry& e);
+  bool ledger(const store::LedgerEntry& e);  // false when the store refused it (logged)
   // Seconds since the turn queued for the slot.
   static double waited(const Turn& t);
 

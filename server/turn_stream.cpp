@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
 
+#include "server/server_metrics.hpp"
 #include "server/turn_service.hpp"
 #include "store/turns.hpp"
 
@@ -52,7 +53,7 @@ struct Replay : std::enable_shared_from_this<Replay> {
       if (!frame) return res->close();
       std::size_t queued = res->pending_bytes();
       if (queued > 0 && queued + frame->size() > budget) return wait();
-      res->write_raw(*frame);
+      if (res->write_raw(*frame)) count_events_sent("replay");
       after = e.seq;
       bool done = e.event == "done";
       page.pop_front();
@@ -88,6 +89,7 @@ std::optional<std::int64_t> resume_after(const Request& req) {
 }
 
 void follow_turn(TurnService& s, const std::string& turn_id, std::int64_t after, std::shared_ptr<Responder> res) {
+  count_resume();
   std::make_shared<Replay>(s, turn_id, after, std::move(res))->step();
 }
 

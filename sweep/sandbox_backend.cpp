@@ -69,7 +69,7 @@ class SandboxBackend : public SweepBackend {
  private:
   void book(const std::string& job_id, const ThemeRun& run) {
     try {
-      RunWho who{job_id, "sweep", std::nullopt, std::nullopt, runtime_id(renderer_.runtime())};
+      RunWho who{job_id, "sweep", std::nullopt, std::nullopt, runtime_id(renderer_.runtime()), {}};
       store::ledger::insert(*ledger_, ledger_row(who, store::RunKind::sweep, run.job, run.outcome, 0, run.theme));
     } catch (const std::exception& e) {
       log_event("ledger_write_failed", {{"job_id", job_id}, {"error", typeid(e).name()}});
