@@ -14,6 +14,7 @@
 #include "server/limits.hpp"
 #include "server/server.hpp"
 #include "store/db.hpp"
+#include "store/retention.hpp"
 
 namespace plotq::server {
 
@@ -25,6 +26,7 @@ struct PlotqdConfig {
   AuthConfig auth;
   std::string db_path = "./var/plotq.db";
   store::Options db;
+  store::RetentionPolicy retention;  // how long each table family is kept (store/retention.cpp)
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string home = PLOTQ_SOURCE_DIR;  // harness, web page: read through common/env project_home()
   queue::Config queue;

@@ -98,12 +98,6 @@ void register_settings(Settings& s, Options& o) {
       .range(0, 4 * 1024 * 1024);
   s.add("PLOTQ_DB_START_CHECK", &o.start_check,
         "plotqd checks the store (quick_check, schema) before serving it; off: the file headers only");
-  s.add("PLOTQ_IDEMPOTENCY_KEEP_HOURS", &o.idempotency_keep_hours,
-        "hours a /run-data or /render answer is kept for its retries (a retry within them never runs the code again)")
-      .range(1, 24 * 366);
-  s.add("PLOTQ_IDEMPOTENCY_PRUNE_BATCH", &o.idempotency_prune_batch,
-        "expired answers one background prune step deletes (one short write transaction)")
-      .range(1, 100'000);
 }
 
 Options options_from_env() { return load_from_env<Options>(register_settings); }

@@ -35,17 +35,13 @@ struct Options {
   // PLOTQ_DB_WAL_KEEP_KIB: journal_size_limit. When the WAL starts over (the first commit after a
   // complete checkpoint) its file is cut back to this size, so one burst does not keep it large.
   int wal_keep_kib = 16384;
-  // PLOTQ_IDEMPOTENCY_KEEP_HOURS: plotqd keeps a /run-data or /render answer this long for its
-  // retries (payment APIs keep their idempotency keys a day); older ones are pruned in the
-  // background, PLOTQ_IDEMPOTENCY_PRUNE_BATCH rows per short transaction.
-  int idempotency_keep_hours = 24;
   // PLOTQ_DB_START_CHECK: plotqd runs quick_check and the schema check (store/integrity.hpp) before
   // it serves the file; off, only the header stage (a very large store starts faster).
   bool start_check = true;
-  int idempotency_prune_batch = 200;
+  // How long answers, ledger rows, events, datasets and sweeps are kept: store/retention.hpp.
 };
 
-// Registers every Options field as its PLOTQ_DB_* / PLOTQ_IDEMPOTENCY_* setting (db.cpp: name, bound, reason).
+// Registers every Options field as its PLOTQ_DB_* setting (db.cpp: name, bound, reason).
 void register_settings(Settings& s, Options& o);
 // The registration loaded alone from the environment; throws plotq::ConfigError when malformed.
 Options options_from_env();

@@ -170,15 +170,16 @@ TEST_CASE("plotqd prunes answers past PLOTQ_IDEMPOTENCY_KEEP_HOURS in batches - 
     for (int i = 0; i < 3; ++i) answer("old-" + std::to_string(i), now - 3 * 3600 - i);
     answer("recent", now - 3600);
   }
-  // Keep 2 hours, one row per step: three steps delete the old answers, logged once together.
+  // Keep 2 hours, one row per step: three steps delete the old answers, logged once together at the
+  // end of the retention round (store/retention.hpp prunes the answers with the other families).
   Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", path},
                            {"PLOTQ_ENVIRONMENT", "development"},
                            {"PLOTQ_IDEMPOTENCY_KEEP_HOURS", "2"},
-                           {"PLOTQ_IDEMPOTENCY_PRUNE_BATCH", "1"}});
+                           {"PLOTQ_RETAIN_BATCH", "1"}});
   REQUIRE(d.wait_listening(30s));
-  auto pruned = d.wait_log("idempotency_pruned", 10s);
+  auto pruned = d.wait_log("retention_pruned", 10s);
   REQUIRE(pruned);
-  CHECK((*pruned)["deleted"] == 3);
+  CHECK((*pruned)["rows"] == json{{"idempotency", 3}});
   auto db = plotq::store::Db::open(path);
   CHECK(db->sql().execAndGet("SELECT group_concat(job_id) FROM idempotency").getString() == "recent");
 }
