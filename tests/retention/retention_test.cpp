@@ -1,0 +1,275 @@
+// The retention prune on real SQLite files (store/retention.hpp): each family goes past its cutoff
+// and not before, batches stay bounded, quota counters and the admin views keep every row inside
+// their windows.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <set>
+
+#include "common/env.hpp"
+#include "store/migrate.hpp"
+#include "store/quotas.hpp"
+#include "store/retention.hpp"
+#include "tests/retention/fixture.hpp"
+#include "tests/store/helpers.hpp"
+
+using namespace plotq::retention_test;
+using plotq::store::Cutoffs;
+using plotq::store::Family;
+using plotq::store::RetentionPolicy;
+using plotq::store::Tally;
+using plotq::store::test::TempDir;
+namespace store = plotq::store;
+
+namespace {
+
+constexpr UnixSeconds kNow = 1'800'000'000;  // 2027-01-15T08:00:00Z
+constexpr UnixSeconds kDay = 86'400;
+
+// For each family: one entity a second past its cutoff (goes) and one exactly at it (stays; the
+// cutoff is "before"), plus the things no cutoff reaches (running turns, open active sessions).
+void populate(Db& db, const Cutoffs& c) {
+  run(db, "old-run", "u1", c.ledger - 1);
+  run(db, "edge-run", "u1", c.ledger);
+  run(db, "new-run", "u2", kNow - 60);
+
+  session(db, "s-turns", "u1", c.turns - 10 * kDay, std::nullopt);
+  turn(db, "t-old", "s-turns", "u1", c.turns - 100, c.turns - 1, 3);
+  plot(db, "t-old", "light", c.turns - 1);
+  plot(db, "t-old", "dark", c.turns - 1);
+  turn(db, "t-edge", "s-turns", "u1", c.turns - 100, c.turns, 2);
+  plot(db, "t-edge", "light", c.turns);
+  turn(db, "t-running", "s-turns", "u1", c.turns - 5 * kDay, std::nullopt, 4);  // never ended: kept
+
+  session(db, "s-idle", "u1", c.idle - 1, std::nullopt);          // no activity at all: closed
+  session(db, "s-edge", "u1", c.idle, std::nullopt);              // created at the cutoff: stays open
+  session(db, "s-active", "u2", c.idle - 50 * kDay, std::nullopt);  // old, a dataset version today
+  dataset(db, "s-active", 2, kNow - 3600);
+
+  session(db, "s-closed-old", "u2", c.datasets - 9 * kDay, c.datasets - 1);
+  dataset(db, "s-closed-old", 3, c.datasets - 9 * kDay);
+  session(db, "s-closed-edge", "u2", c.datasets - 9 * kDay, c.datasets);
+  dataset(db, "s-closed-edge", 2, c.datasets - 9 * kDay);
+
+  answer(db, "a-old", c.idempotency - 1);
+  answer(db, "a-edge", c.idempotency);
+
+  sweep(db, "sw-old", c.sweeps - 1, 3);
+  sweep(db, "sw-edge", c.sweeps, 2);
+}
+
+const Tally kExpected{{"runs", 1},          {"turn_events", 3}, {"turn_plots", 2}, {"sessions", 1},
+                      {"dataset_versions", 3}, {"datasets", 1},   {"idempotency", 1}, {"sweep_results", 3},
+                      {"sweeps", 1}};
+
+}  // namespace
+
+TEST_CASE("retention: cutoffs are now less each setting", "[retention]") {
+  RetentionPolicy p;
+  p.ledger_days = 3;
+  p.idempotency_hours = 5;
+  Cutoffs c = store::cutoffs_at(p, kNow);
+  CHECK(c.ledger == kNow - 3 * kDay);
+  CHECK(c.turns == kNow - 14 * kDay);
+  CHECK(c.idle == kNow - 30 * kDay);
+  CHECK(c.datasets == kNow - 30 * kDay);
+  CHECK(c.idempotency == kNow - 5 * 3600);
+  CHECK(c.sweeps == kNow - 180 * kDay);
+  CHECK(c.of(Family::sweeps) == c.sweeps);
+}
+
+TEST_CASE("retention: a ledger kept less than 2 days is refused (the views read the last day)", "[retention]") {
+  ::setenv("PLOTQ_RETAIN_LEDGER_DAYS", "1", 1);
+  CHECK_THROWS_AS(store::retention_from_env(), plotq::ConfigError);
+  ::setenv("PLOTQ_RETAIN_LEDGER_DAYS", "2", 1);
+  CHECK(store::retention_from_env().ledger_days == 2);
+  ::unsetenv("PLOTQ_RETAIN_LEDGER_DAYS");
+}
+
+TEST_CASE("retention: every family goes past its cutoff and not before", "[retention]") {
+  TempDir dir;
+  auto db = store::test::migrated(dir.file("plotq.db"));
+  Cutoffs c = store::cutoffs_at(RetentionPolicy{}, kNow);
+  populate(*db, c);
+
+  CHECK(store::pending(*db, c) == kExpected);
+  CHECK(store::prune_all(*db, c, 500, kNow) == kExpected);
+  CHECK(store::pending(*db, c).empty());
+  CHECK(store::prune_all(*db, c, 500, kNow).empty());  // a second prune finds nothing
+
+  CHECK(db->sql().execAndGet("SELECT group_concat(job_id, ',') FROM (SELECT job_id FROM runs ORDER BY job_id)")
+            .getString() == "edge-run,new-run");
+  // The ended turn lost its events and plots; its row stays (the ledger names turns) and is marked.
+  CHECK(rows(*db, "turns") == 3);
+  CHECK(rows(*db, "turn_events", "turn_id = 't-old'") == 0);
+  CHECK(rows(*db, "turn_plots", "turn_id = 't-old'") == 0);
+  CHECK(rows(*db, "turns", "events_pruned_at IS NOT NULL") == 1);
+  CHECK(rows(*db, "turn_events", "turn_id = 't-edge'") == 2);
+  CHECK(rows(*db, "turn_plots", "turn_id = 't-edge'") == 1);
+  CHECK(rows(*db, "turn_events", "turn_id = 't-running'") == 4);
+  // Idle: closed with the schema's reason, at now; the others stay open.
+  CHECK(db->sql().execAndGet("SELECT close_reason || ' ' || closed_at FROM sessions WHERE id = 's-idle'").getString() ==
+        "idle " + iso_utc(kNow));
+  CHECK(rows(*db, "sessions", "closed_at IS NULL") == 3);
+  // Datasets: only the session closed before the cutoff lost its versions.
+  CHECK(rows(*db, "dataset_versions", "session_id = 's-closed-old'") == 0);
+  CHECK(rows(*db, "datasets", "session_id = 's-closed-old'") == 0);
+  CHECK(rows(*db, "dataset_versions", "session_id = 's-closed-edge'") == 2);
+  CHECK(rows(*db, "dataset_versions", "session_id = 's-active'") == 2);
+  CHECK(rows(*db, "sessions", "id = 's-closed-old'") == 1);  // the session row stays
+  CHECK(db->sql().execAndGet("SELECT group_concat(job_id) FROM idempotency").getString() == "a-edge");
+  CHECK(db->sql().execAndGet("SELECT group_concat(label) FROM sweeps").getString() == "sw-edge");
+  CHECK(rows(*db, "sweep_results") == 2);
+  CHECK(db->sql().execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt() == 0);
+
+  // A day later the edge rows are past their cutoffs too (the idle-closed session's dataset waits
+  // for the datasets cutoff from its close).
+  Cutoffs later = store::cutoffs_at(RetentionPolicy{}, kNow + kDay);
+  Tally next = store::prune_all(*db, later, 500, kNow + kDay);
+  CHECK(next.at("runs") == 1);
+  CHECK(next.at("turn_events") == 2);
+  CHECK(next.at("dataset_versions") == 2);
+  CHECK(next.at("idempotency") == 1);
+  CHECK(next.at("sweeps") == 1);
+  CHECK(next.at("sessions") == 1);  // s-edge is idle now
+}
+
+TEST_CASE("retention: each step writes at most a batch - and a batch ending mid-entity leaves it whole", "[retention]") {
+  TempDir dir;
+  auto db = store::test::migrated(dir.file("plotq.db"));
+  Cutoffs c = store::cutoffs_at(RetentionPolicy{}, kNow);
+  db->sql().exec("BEGIN");
+  for (int i = 0; i < 1'050; ++i) run(*db, "r" + std::to_string(i), "u", c.ledger - 1 - i);
+  session(*db, "s", "u", c.datasets - 9 * kDay, c.datasets - 1);
+  turn(*db, "long", "s", "u", c.turns - 9, c.turns - 1, 250);
+  dataset(*db, "s", 230, c.datasets - 9 * kDay);
+  sweep(*db, "big", c.sweeps - 1, 240);
+  db->sql().exec("COMMIT");
+
+  constexpr int kBatch = 100;
+  for (Family f : {Family::ledger, Family::turns, Family::datasets, Family::sweeps}) {
+    std::int64_t before = store::total(store::pending(*db, c));
+    int steps = 0;
+    std::int64_t done = 0;
+    for (;;) {
+      auto r = store::prune_step(*db, f, c, kBatch, kNow);
+      ++steps;
+      // Rows deleted per step: a batch at most (a turn's 2 plots and one mark ride on its last step).
+      CHECK(store::total(r.rows) <= kBatch + 2);
+      done += store::total(r.rows);
+      // A version's parent is older: what is left of a half-pruned dataset still holds together.
+      CHECK(db->sql().execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt() == 0);
+      if (!r.more) break;
+      REQUIRE(steps < 100);
+    }
+    CAPTURE(store::to_string(f));
+    CHECK(steps >= 3);
+    CHECK(before - store::total(store::pending(*db, c)) == done);
+  }
+  CHECK(rows(*db, "runs") == 0);
+  CHECK(rows(*db, "turn_events") == 0);
+  CHECK(rows(*db, "dataset_versions") == 0);
+  CHECK(rows(*db, "sweep_results") == 0);
+  CHECK(rows(*db, "turns", "events_pruned_at IS NOT NULL") == 1);
+  CHECK(rows(*db, "sessions", "data_pruned_at IS NOT NULL") == 1);
+}
+
+namespace {
+
+// Every row of a view as one line, in the view's order.
+std::vector<std::string> view(Db& db, const std::string& name) {
+  SQLite::Statement q(db.sql(), "SELECT * FROM " + name);
+  std::vector<std::string> out;
+  while (q.executeStep()) {
+    std::string line;
+    for (int i = 0; i < q.getColumnCount(); ++i) line += (q.getColumn(i).isNull() ? "NULL" : q.getColumn(i).getString()) + "|";
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> without(std::vector<std::string> rows, const std::string& needle) {
+  std::erase_if(rows, [&](const std::string& r) { return r.find(needle) != std::string::npos; });
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("retention: quota counters and the admin views keep every row inside their windows", "[retention]") {
+  TempDir dir;
+  auto db = store::test::migrated(dir.file("plotq.db"));
+  // The views read the real clock ('now'): the rows are placed around it, the prune runs at the
+  // shortest retention each setting allows.
+  const UnixSeconds now = store::now_unix();
+  RetentionPolicy shortest;
+  shortest.ledger_days = shortest.turn_events_days = shortest.session_idle_days = 2;
+  shortest.datasets_days = shortest.sweeps_days = 1;
+  shortest.idempotency_hours = 1;
+  Cutoffs c = store::cutoffs_at(shortest, now);
+
+  const std::string today = store::utc_day(now), yesterday = store::utc_day(now - kDay);
+  for (const char* who : {"alice", "bob"}) {
+    user(*db, who, now - 40 * kDay);
+    for (const auto& day : {today, yesterday, store::utc_day(now - 30 * kDay)})
+      exec(*db, std::string("INSERT INTO quota_days VALUES ('") + who + "', 'messages', '" + day + "', 7), ('" + who +
+                    "', 'data_runs', '" + day + "', 3)");
+    exec(*db, std::string("INSERT INTO quota_minutes VALUES ('") + who + "', 'messages', '" + store::utc_minute(now) +
+                  "', 2)");
+    exec(*db, std::string("INSERT INTO strikes(user_id, kind, at) VALUES ('") + who + "', 'attack', " + t(now - 10) + ")");
+  }
+  exec(*db, "INSERT INTO quota_limits VALUES ('messages_per_day', 50, " + t(now) + ")");
+  // Ledger: rows of the last day (the views' window) and of long ago.
+  for (int i = 0; i < 20; ++i) run(*db, "recent-" + std::to_string(i), i % 2 ? "alice" : "bob", now - i * 3000);
+  for (int i = 0; i < 30; ++i) run(*db, "old-" + std::to_string(i), "alice", now - 5 * kDay - i * 60);
+  // Turns: one ended an hour ago with plots (v_turn_plots_recent), one running (v_turns_active),
+  // one ended long ago.
+  session(*db, "s-live", "alice", now - kDay);
+  turn(*db, "t-recent", "s-live", "alice", now - 3700, now - 3600, 5);
+  plot(*db, "t-recent", "light", now - 3600);
+  turn(*db, "t-running", "s-live", "alice", now - 60, std::nullopt, 2);
+  session(*db, "s-old", "bob", now - 20 * kDay, now - 10 * kDay);
+  turn(*db, "t-old", "s-old", "bob", now - 20 * kDay, now - 19 * kDay, 6);
+  plot(*db, "t-old", "dark", now - 19 * kDay);
+  dataset(*db, "s-live", 2, now - 600);
+  dataset(*db, "s-old", 4, now - 20 * kDay);
+  session(*db, "s-idle", "bob", now - 9 * kDay);
+  sweep(*db, "sw-new", now - 3600, 2);
+  sweep(*db, "sw-old", now - 9 * kDay, 2);
+
+  const char* windowed[] = {"v_quota_today", "v_quota_days", "v_runs_recent", "v_ledger_by_user_today",
+                            "v_turn_plots_recent", "v_turns_active"};
+  std::map<std::string, std::vector<std::string>> before;
+  for (const char* v : windowed) before[v] = view(*db, v);
+  for (const char* v : {"v_sessions_open", "v_datasets", "v_sweeps", "v_sweep_reasons"}) before[v] = view(*db, v);
+  auto usage_before = store::quotas::usage(*db, today, now);
+  REQUIRE(before["v_runs_recent"].size() == 20);
+  REQUIRE(before["v_turn_plots_recent"].size() == 1);
+  REQUIRE(usage_before.size() == 2);
+
+  Tally pruned = store::prune_all(*db, c, 7, now);
+  CHECK(pruned.at("runs") == 30);
+  CHECK(pruned.at("turn_events") == 6);
+  CHECK(pruned.at("dataset_versions") == 4);
+  CHECK(pruned.at("sessions") == 1);
+  CHECK(pruned.at("sweeps") == 1);
+
+  for (const char* v : windowed) {
+    CAPTURE(v);
+    CHECK(view(*db, v) == before[v]);
+  }
+  // Views without a window lose exactly the pruned entities' rows.
+  CHECK(view(*db, "v_sessions_open") == without(before["v_sessions_open"], "s-idle|"));
+  CHECK(view(*db, "v_datasets") == without(before["v_datasets"], "s-old|"));
+  CHECK(view(*db, "v_sweeps") == without(before["v_sweeps"], "sw-old|"));
+  CHECK(view(*db, "v_sweep_reasons") == without(before["v_sweep_reasons"], "sw-old|"));
+  auto usage_after = store::quotas::usage(*db, today, now);
+  REQUIRE(usage_after.size() == usage_before.size());
+  for (std::size_t i = 0; i < usage_after.size(); ++i) {
+    CHECK(usage_after[i].messages == usage_before[i].messages);
+    CHECK(usage_after[i].messages_this_minute == usage_before[i].messages_this_minute);
+    CHECK(usage_after[i].data_runs == usage_before[i].data_runs);
+    CHECK(usage_after[i].strikes == usage_before[i].strikes);
+  }
+  // A daily quota is booked against quota_days, which the prune never touches.
+  CHECK(store::quotas::counts(*db, "alice", store::Counter::messages, now).day == 7);
+}
