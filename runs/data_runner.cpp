@@ -6,26 +6,32 @@
 #include "common/log.hpp"
 #include "runs/run_metrics.hpp"
 #include "store/error.hpp"
+#include "store/write_tx.hpp"
 
 namespace plotq::runs {
 
 sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunWho who,
                                 const std::string& source, double timeout_s, double slot_wait_s,
-                                std::function<void(DataRunDone)> on_done) {
+                                std::function<void(DataRunDone)> on_done, KeepWithRow keep) {
   sandbox::JobSpec spec = data_job_spec(source, timeout_s);
   spec.label = "data " + who.job_id;
-  return launcher.run(std::move(spec), [&db, who = std::move(who), slot_wait_s,
-                                        on_done = std::move(on_done)](sandbox::JobResult job) {
+  return launcher.run(std::move(spec), [&db, who = std::move(who), slot_wait_s, on_done = std::move(on_done),
+                                        keep = std::move(keep)](sandbox::JobResult job) {
     DataRunDone done;
     done.result = interpret_data_job(std::move(job));
     auto ledger_start = std::chrono::steady_clock::now();
     try {
+      store::WriteTx tx(db);
       store::LedgerEntry row = ledger_row(who, store::RunKind::data, done.result.job, done.result.outcome, slot_wait_s);
       done.ledger_id = store::ledger::insert(db, row);
+      if (keep) keep(done);
+      tx.commit();
+      done.booked = true;
       count_run(row, {});
     } catch (const std::exception& e) {
+      done.ledger_id = 0;
       // The run's answer still goes out; the missing row is logged (class only, no content).
-      log_event("ledger_write_failed", {{"job_id", who.job_id}, {"error", typeid(e).name()}});
+      log_event("ledger_write_failed", {{"job_id", who.job_id}, {"code", store::code_of(e)}});
     }
     const double ledger_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - ledger_start).count();

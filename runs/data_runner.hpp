@@ -13,11 +13,19 @@ namespace plotq::runs {
 struct DataRunDone {
   DataRunResult result;
   std::int64_t ledger_id = 0;
+  // false when the store refused the ledger row (and so whatever `keep` stored with it)
+  bool booked = false;
 };
 
-// on_done runs on the launcher's io_context. db must be the loop's one writer connection.
+// What a caller stores together with the run's ledger row, in the same transaction: both are kept
+// or neither (POST /run-data keeps its answer for retries this way, so a run is never recorded
+// without the answer a retry would find). It throws to refuse both.
+using KeepWithRow = std::function<void(const DataRunDone&)>;
+
+// on_done runs on the launcher's io_context, after the row (and `keep`) committed or failed.
+// db must be the loop's one writer connection.
 sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunWho who,
                                 const std::string& source, double timeout_s, double slot_wait_s,
-                                std::function<void(DataRunDone)> on_done);
+                                std::function<void(DataRunDone)> on_done, KeepWithRow keep = {});
 
 }  // namespace plotq::runs

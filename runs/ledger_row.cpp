@@ -1,7 +1,12 @@
 #include "runs/ledger_row.hpp"
 
+#include "common/log.hpp"
 #include "runs/outcome.hpp"
+#include "runs/render_job.hpp"
+#include "runs/run_metrics.hpp"
+#include "store/error.hpp"
 #include "store/time.hpp"
+#include "store/write_tx.hpp"
 
 namespace plotq::runs {
 
@@ -52,29 +57,29 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
   return e;
 }
 
-}  // namespace plotq::runs
-
-#include "common/log.hpp"
-#include "runs/render_job.hpp"
-#include "runs/run_metrics.hpp"
-
-namespace plotq::runs {
-
-void book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s) {
-  for (const auto& [theme, run] : result.outputs) {
-    store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"
-                               ? refused_row(who, store::RunKind::render, run.outcome, slot_wait_s, theme)
-                               : ledger_row(who, store::RunKind::render, run.job, run.outcome, slot_wait_s, theme);
-    if (run.outcome != "ok" && !outcome(run.outcome).refusal) {
-      e.measured = run.measured ? run.measured : e.measured;
-      e.limit = run.limit ? run.limit : e.limit;
-    }
-    try {
+bool book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s,
+                      const std::function<void()>& keep) {
+  try {
+    store::WriteTx tx(db);
+    std::vector<store::LedgerEntry> rows;
+    for (const auto& [theme, run] : result.outputs) {
+      store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"
+                                 ? refused_row(who, store::RunKind::render, run.outcome, slot_wait_s, theme)
+                                 : ledger_row(who, store::RunKind::render, run.job, run.outcome, slot_wait_s, theme);
+      if (run.outcome != "ok" && !outcome(run.outcome).refusal) {
+        e.measured = run.measured ? run.measured : e.measured;
+        e.limit = run.limit ? run.limit : e.limit;
+      }
       store::ledger::insert(db, e);
-      count_run(e, who.library);
-    } catch (const std::exception& ex) {
-      log_event("ledger_write_failed", {{"job_id", who.job_id}, {"theme", theme}});
+      rows.push_back(std::move(e));
     }
+    if (keep) keep();
+    tx.commit();
+    for (const auto& e : rows) count_run(e, who.library);
+    return true;
+  } catch (const std::exception& ex) {
+    log_event("ledger_write_failed", {{"job_id", who.job_id}, {"code", store::code_of(ex)}});
+    return false;
   }
 }
 

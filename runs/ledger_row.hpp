@@ -1,5 +1,6 @@
 // One ledger row per sandbox run, refused or not (store/ledger.hpp holds the table).
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -34,6 +35,9 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
 
 namespace plotq::runs {
 struct RenderResult;
-// One ledger row per theme of a render (kind render), each with its own outcome.
-void book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s);
+// One ledger row per theme of a render (kind render), each with its own outcome, booked in one
+// transaction together with what `keep` stores (POST /render's answer for its retries): all of it
+// or none. Returns false, logged as ledger_write_failed, when the store refused it.
+bool book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s,
+                      const std::function<void()>& keep = {});
 }  // namespace plotq::runs

@@ -45,17 +45,24 @@ std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& re
   return job;
 }
 
-void keep_and_answer(App& app, const std::shared_ptr<RunningJob>& j, const nlohmann::json& answer) {
-  try {
-    store::idempotency::complete(app.db, j->job_id, j->kind, answer.dump(), store::now_unix());
-  } catch (const store::StoreError& e) {
-    log_event("idempotency_complete_failed", {{"job_id", j->job_id}, {"kind", j->kind}, {"code", e.code()}});
+void keep_in_tx(App& app, const RunningJob& j, const nlohmann::json& answer) {
+  store::idempotency::complete(app.db, j.job_id, j.kind, answer.dump(), store::now_unix());
+}
+
+void forget_in_tx(App& app, const RunningJob& j) { store::idempotency::forget(app.db, j.job_id, j.kind); }
+
+void answer_booked(App& app, const std::shared_ptr<RunningJob>& j, bool booked, const nlohmann::json& answer,
+                   std::string_view error_code) {
+  if (!booked) {
+    log_event("idempotency_complete_failed", {{"job_id", j->job_id}, {"kind", j->kind}});
     try {
       store::idempotency::forget(app.db, j->job_id, j->kind);
     } catch (const store::StoreError&) {
-      // Still running in the store: the next start-up forgets it (idempotency::forget_running).
+      // Still running in the store: a retry in this process takes it over (claim), the next
+      // start-up forgets it (idempotency::forget_running).
     }
   }
+  if (!error_code.empty()) return app.jobs.finish_error(j, error_code);
   app.jobs.finish(j, 200, answer);
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "server/app.hpp"
 #include "server/job_registry.hpp"
@@ -30,9 +31,18 @@ nlohmann::json opt(const std::optional<T>& v) {
 std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id,
                                   const std::string& kind, const nlohmann::json& body, const char* joined_event);
 
-// Stores the job's answer for its retries and answers it (200). When the store refuses the answer
-// (disk full, I/O), the answer still goes out, the failure is logged (`idempotency_complete_failed`)
-// and the claim is forgotten, so a retry runs again instead of finding the key running for ever.
-void keep_and_answer(App& app, const std::shared_ptr<RunningJob>& j, const nlohmann::json& answer);
+// What a finished job stores, inside the transaction that books its ledger rows (runs::KeepWithRow,
+// runs::book_render_rows): the answer kept for its retries, or, for a host outcome (a code from
+// the outcome table's job_error), the claim forgotten so a retry runs the code again. Throws what
+// the store throws, which refuses the rows too.
+void keep_in_tx(App& app, const RunningJob& j, const nlohmann::json& answer);
+void forget_in_tx(App& app, const RunningJob& j);
+
+// Answers every waiter of the job once its rows are booked: `error_code` set, that job error;
+// else 200 `answer`. When the store refused the rows and the answer (`booked` false: disk full,
+// I/O), the answer still goes out, the failure is logged (`idempotency_complete_failed`) and the
+// claim is forgotten, so a retry runs again instead of finding the key running for ever.
+void answer_booked(App& app, const std::shared_ptr<RunningJob>& j, bool booked, const nlohmann::json& answer,
+                   std::string_view error_code = {});
 
 }  // namespace plotq::server::jobs

@@ -70,7 +70,7 @@ void register_render_routes(App& app) {
   opts.body_limit = 8 * 1024 * 1024;  // source 128 Ki chars + data_csv 2 Mi chars, JSON-escaped
   app.router.post("/render", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res, Need::assistant);
-    if (!caller) return;
+    if (!caller || refuse_while_draining(app, *res)) return;
     auto body = wire::closed_object(req.body, {"job_id", "source", "library", "themes", "timeout_s", "data_csv"});
     if (!body) return res->send_error("invalid_job");
     auto job_id = wire::string_field(*body, "job_id", 1, 64);
@@ -177,28 +177,33 @@ void register_render_routes(App& app) {
             if (auto rr3 = weak_run.lock()) rr3->renderer.reset();
           });
         }
-        runs::book_render_rows(app.db, who, result, slot_wait);
         auto j = weak_job.lock();
-        if (!j || j->finished) return;
+        if (!j || j->finished) {
+          runs::book_render_rows(app.db, who, result, slot_wait);
+          return;
+        }
         // One theme's host outcome makes the whole answer a host error: not kept, a retry runs again.
         std::string_view code;
         for (const auto& [theme, t] : result.outputs)
           if (const runs::Outcome& o = runs::outcome(t.outcome); o.host) code = o.job_error;
-        if (!code.empty()) {
-          store::idempotency::forget(app.db, j->job_id, j->kind);
-          return app.jobs.finish_error(j, code);
+        nlohmann::json answer;
+        if (code.empty()) {
+          nlohmann::json outputs = nlohmann::json::object();
+          for (const auto& [theme, t] : result.outputs) outputs[theme] = theme_json(t);
+          answer = {
+              {"job_id", j->job_id},
+              {"outputs", outputs},
+              {"timings", {{"slot_wait_s", round3(slot_wait)}, {"total_s", round3(seconds_since(started))}}},
+              {"version", PLOTQ_VERSION},
+              {"mem_available_mb", opt(sandbox::mem_available_mb())},
+          };
+          log_event("render", {{"job_id", j->job_id}, {"themes", result.outputs.size()}});
         }
-        nlohmann::json outputs = nlohmann::json::object();
-        for (const auto& [theme, t] : result.outputs) outputs[theme] = theme_json(t);
-        nlohmann::json answer = {
-            {"job_id", j->job_id},
-            {"outputs", outputs},
-            {"timings", {{"slot_wait_s", round3(slot_wait)}, {"total_s", round3(seconds_since(started))}}},
-            {"version", PLOTQ_VERSION},
-            {"mem_available_mb", opt(sandbox::mem_available_mb())},
-        };
-        log_event("render", {{"job_id", j->job_id}, {"themes", result.outputs.size()}});
-        jobs::keep_and_answer(app, j, answer);
+        // The rows and the kept answer (or the forgotten claim) in one transaction.
+        bool booked = runs::book_render_rows(app.db, who, result, slot_wait, [&] {
+          code.empty() ? jobs::keep_in_tx(app, *j, answer) : jobs::forget_in_tx(app, *j);
+        });
+        jobs::answer_booked(app, j, booked, answer, code);
       });
     };
     run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/render"}, std::move(cb));

@@ -59,7 +59,7 @@ void register_run_data_routes(App& app) {
   opts.body_limit = 64 * 1024;  // source <= 16 KiB, escaped
   app.router.post("/run-data", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res, Need::assistant);
-    if (!caller) return;
+    if (!caller || refuse_while_draining(app, *res)) return;
     auto body = wire::closed_object(req.body, {"job_id", "source", "timeout_s"});
     if (!body) return res->send_error("invalid_job");
     auto job_id = wire::string_field(*body, "job_id", 1, 64);
@@ -118,20 +118,25 @@ void register_run_data_routes(App& app) {
       r->lease = std::move(lease);
       r->running = true;
       double slot_wait = seconds_since(started);
+      // The answer is built and kept in the ledger row's transaction: a retry finds the answer of
+      // every run the ledger counts, and a run without a kept answer is not counted.
+      auto answer = std::make_shared<nlohmann::json>();
       r->handle = runs::run_data_job(
           app.launcher, app.db, who, source, timeout, slot_wait,
-          [&app, weak_run, weak_job, slot_wait, started](runs::DataRunDone done) {
+          [&app, weak_run, weak_job, answer](runs::DataRunDone done) {
             if (auto rr = weak_run.lock()) rr->lease.release();
             auto j = weak_job.lock();
             if (!j || j->finished) return;
-            const auto& res = done.result;
             // A host outcome is not the job's answer: forgotten, so a retry runs the code again.
-            if (const runs::Outcome& o = runs::outcome(res.outcome); o.host) {
-              store::idempotency::forget(app.db, j->job_id, j->kind);
-              return app.jobs.finish_error(j, o.job_error);
-            }
-            nlohmann::json answer = data_run_response(res, slot_wait, seconds_since(started));
-            jobs::keep_and_answer(app, j, answer);
+            const runs::Outcome& o = runs::outcome(done.result.outcome);
+            jobs::answer_booked(app, j, done.booked, *answer, o.host ? o.job_error : std::string_view{});
+          },
+          [&app, weak_job, answer, slot_wait, started](const runs::DataRunDone& done) {
+            auto j = weak_job.lock();
+            if (!j || j->finished) return;
+            if (runs::outcome(done.result.outcome).host) return jobs::forget_in_tx(app, *j);
+            *answer = data_run_response(done.result, slot_wait, seconds_since(started));
+            jobs::keep_in_tx(app, *j, *answer);
           });
     };
     run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/run-data"}, std::move(cb));

@@ -67,7 +67,7 @@ void register_settings(Settings& s, PlotqdConfig& c) {
       .range(0.01, 3600);
   s.add("PLOTQ_HTTP_WRITE_TIMEOUT_S", &c.http.write_timeout, "seconds an answer or a stream write may take to go out")
       .range(0.01, 3600);
-  s.add("PLOTQ_HTTP_MAX_CONNECTIONS", &c.http.max_connections, "open connections; more are answered 503 unavailable")
+  s.add("PLOTQ_HTTP_MAX_CONNECTIONS", &c.http.max_connections, "open connections; more are answered 503 unavailable (lowered at start to the soft RLIMIT_NOFILE less the descriptors plotqd keeps for itself, logged connection_cap_lowered)")
       .range(1, 1'000'000);
   s.add("PLOTQ_SSE_BUFFER_BYTES", &c.http.stream_buffer_bytes, "bytes queued per event stream before it is closed (slow reader)")
       .range(1024, 64L * 1024 * 1024);

@@ -34,4 +34,10 @@ void rethrow_sqlite(const SQLite::Exception& e, std::string_view what) {
   throw StoreError(code, std::string(what) + ": " + e.what());
 }
 
+std::string code_of(const std::exception& e) {
+  if (auto* se = dynamic_cast<const StoreError*>(&e)) return se->code();
+  if (auto* sq = dynamic_cast<const SQLite::Exception*>(&e)) return code_for_sqlite(sq->getExtendedErrorCode());
+  return "unknown";
+}
+
 }  // namespace plotq::store

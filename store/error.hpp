@@ -33,6 +33,10 @@ std::string code_for_sqlite(int extended_code);
 // Rethrows a SQLite exception as a StoreError whose message says what the store was doing.
 [[noreturn]] void rethrow_sqlite(const SQLite::Exception& e, std::string_view what);
 
+// The store code of a caught exception: a StoreError's code, "sqlite" for a raw SQLite one, else
+// "unknown". For log lines of callers that catch everything a store call may throw.
+std::string code_of(const std::exception& e);
+
 // Runs f, turning SQLite exceptions into StoreError. Every repository entry goes through it.
 template <class F>
 auto guarded(std::string_view what, F&& f) -> decltype(f()) {

@@ -132,7 +132,7 @@ TEST_CASE("a replay after more than 16 other jobs is still answered from the sto
   CHECK(s.ledger("kept").size() == 1);
 }
 
-TEST_CASE("a store that refuses to keep the answer: the answer still goes out - and a retry runs the code again") {
+TEST_CASE("a store that refuses to keep the answer refuses its ledger row with it: the answer still goes out - and a retry runs the code again") {
   Server s;
   {
     // A real refusal by the store, as a full disk makes of the commit: storing any answer aborts.
@@ -143,16 +143,30 @@ TEST_CASE("a store that refuses to keep the answer: the answer still goes out - 
   auto first = s.post(req("unkept", kTwoRows));
   REQUIRE(first.status == 200);
   CHECK(first.json()["csv_text"] == "x,y\n1,3.5\n2,4.5\n");
+  auto refused = s.d.wait_log("ledger_write_failed", 10s);
+  REQUIRE(refused);
+  CHECK((*refused)["job_id"] == "unkept");
+  CHECK((*refused)["code"] == "constraint");
   auto failed = s.d.wait_log("idempotency_complete_failed", 10s);
   REQUIRE(failed);
   CHECK((*failed)["job_id"] == "unkept");
-  CHECK((*failed)["code"] == "constraint");
-  // Forgotten, not left running: the retry runs (a second ledger row) instead of waiting on a key
-  // that no job will ever complete.
+  // The row and the answer are one transaction: neither was kept. The ledger never counts a run
+  // whose answer a retry cannot find.
+  CHECK(s.ledger("unkept").empty());
+  {
+    auto db = plotq::store::Db::open(s.dir.file("plotq.db"));
+    db->sql().exec("DROP TRIGGER refuse_answers");
+  }
+  // Forgotten, not left running: the retry runs instead of waiting on a key no job will complete;
+  // its row and answer are kept together, and the next retry is answered from the store.
   auto again = s.post(req("unkept", kTwoRows), {}, 30s);
   REQUIRE(again.status == 200);
   CHECK(again.json()["csv_text"] == first.json()["csv_text"]);
-  CHECK(s.ledger("unkept").size() == 2);
+  CHECK(s.ledger("unkept").size() == 1);
+  auto third = s.post(req("unkept", kTwoRows), {}, 30s);
+  REQUIRE(third.status == 200);
+  CHECK(third.json() == again.json());
+  CHECK(s.ledger("unkept").size() == 1);
 }
 
 TEST_CASE("plotqd prunes answers past PLOTQ_IDEMPOTENCY_KEEP_HOURS in batches - and keeps the rest") {

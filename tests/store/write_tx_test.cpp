@@ -1,0 +1,86 @@
+// store::WriteTx: repository writes compose into one transaction (a run's ledger row and the
+// answer kept for its retries are both stored or neither).
+#include <catch2/catch.hpp>
+
+#include "store/idempotency.hpp"
+#include "store/ledger.hpp"
+#include "store/write_tx.hpp"
+#include "tests/store/helpers.hpp"
+
+using namespace plotq::store;
+using namespace plotq::store::test;
+
+namespace {
+
+const std::string kFp = idempotency::fingerprint("{}");
+
+LedgerEntry row(const std::string& job_id) {
+  LedgerEntry e;
+  e.job_id = job_id;
+  e.kind = RunKind::data;
+  e.user_id = "alice";
+  e.created_at = kNow;
+  e.outcome = RunOutcome::ok;
+  return e;
+}
+
+std::size_t rows_of(Db& db, const std::string& job_id) {
+  LedgerQuery q;
+  q.job_id = job_id;
+  return ledger::query(db, q).size();
+}
+
+}  // namespace
+
+TEST_CASE("write_tx: a ledger row and a kept answer inside one WriteTx commit together") {
+  TempDir t;
+  auto db = migrated(t.file("p.db"));
+  REQUIRE(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::started);
+  {
+    WriteTx tx(*db);
+    CHECK_FALSE(tx.joined());
+    ledger::insert(*db, row("j"));
+    idempotency::complete(*db, "j", "data", "{\"a\":1}", kNow);
+    // Not visible to another connection before the commit: the inner calls joined this one.
+    auto other = Db::open(t.file("p.db"));
+    CHECK(rows_of(*other, "j") == 0);
+    tx.commit();
+  }
+  CHECK(rows_of(*db, "j") == 1);
+  CHECK(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::done_same);
+}
+
+TEST_CASE("write_tx: when the answer is refused the row goes too - and the claim is still running") {
+  TempDir t;
+  auto db = migrated(t.file("p.db"));
+  REQUIRE(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::started);
+  db->sql().exec("CREATE TRIGGER refuse BEFORE UPDATE OF state ON idempotency WHEN NEW.state = 'done' "
+                 "BEGIN SELECT RAISE(ABORT, 'no room'); END");
+  CHECK(code_of([&] {
+          WriteTx tx(*db);
+          ledger::insert(*db, row("j"));
+          idempotency::complete(*db, "j", "data", "{}", kNow);
+          tx.commit();
+        }) == "constraint");
+  CHECK(rows_of(*db, "j") == 0);
+  CHECK(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::running_same);
+  // The connection is usable again: no transaction was left open.
+  ledger::insert(*db, row("k"));
+  CHECK(rows_of(*db, "k") == 1);
+}
+
+TEST_CASE("write_tx: a WriteTx inside another joins it - its commit waits for the outer one") {
+  TempDir t;
+  auto db = migrated(t.file("p.db"));
+  {
+    WriteTx outer(*db);
+    {
+      WriteTx inner(*db);
+      CHECK(inner.joined());
+      ledger::insert(*db, row("j"));
+      inner.commit();
+    }
+    // The outer one is dropped without a commit: the inner's row goes with it.
+  }
+  CHECK(rows_of(*db, "j") == 0);
+}
