@@ -30,6 +30,8 @@ const Outcome kOutcomes[] = {
      "The sandbox could not arm its exec filter, so the code was not run."},
     {"low_memory", true, true, failed, "unavailable", "low_memory", "The host is low on memory; try again shortly."},
     {"launcher", true, false, failed, "unavailable", "io", "The sandbox could not start the run."},
+    {"sandbox_lost", true, false, failed, "unavailable", "sandbox_lost",
+     "The sandbox lost the run's process (its zygote died); try again."},
     {"io", true, false, failed, "unavailable", "io", "A host I/O failure stopped the run."},
     {"scratch_full", true, false, failed, "unavailable", "scratch_full",
      "The sandbox's scratch space is full; try again once space is freed."},

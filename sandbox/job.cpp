@@ -22,6 +22,7 @@ const char* to_string(Reason r) {
     case Reason::exec_denied: return "exec_denied";
     case Reason::harness_error: return "harness_error";
     case Reason::launcher: return "launcher";
+    case Reason::sandbox_lost: return "sandbox_lost";
     case Reason::low_memory: return "low_memory";
     case Reason::sandbox_unavailable: return "sandbox_unavailable";
     case Reason::io: return "io";

@@ -26,6 +26,8 @@ enum class Reason {
   exec_denied,          // the exec filter could not be armed (report `refused`, exit 3)
   harness_error,        // harness mode, entry started, but no HARNESS start line and exit != 0
   launcher,             // the sandbox never reached the job's entry (twice, or no time to retry)
+  sandbox_lost,         // the job's process was lost after its entry: its zygote (or sandbox init)
+                        // died under it, so no exit status exists
   low_memory,           // refused to start: MemAvailable under min_mem_available_mb
   sandbox_unavailable,  // refused to start: a required layer is missing
   io,                   // host-side failure (work dir, pipes, fork)

@@ -86,7 +86,7 @@ JobResult judge_attempt(const AttemptFacts& f, std::map<std::string, OutputRead>
     return r;
   }
   if (!f.exit) {  // the zygote (or C) died under it
-    r.reason = Reason::launcher;
+    r.reason = Reason::sandbox_lost;
     r.message = "lost the job's process (" + (f.spawn_error.empty() ? std::string("no exit status") : f.spawn_error) + ")";
     return r;
   }

@@ -48,6 +48,7 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"sandbox_unavailable", 503, "the sandbox launcher cannot run here"},
     {"runtime_unavailable", 503, "this job needs a runtime this instance lacks"},
     {"renderer_failed", 503, "the figure renderer (Chromium) failed; a retry draws again"},
+    {"sandbox_lost", 503, "the sandbox lost the job's process (its zygote died under it); a retry runs again"},
     {"io", 503, "host I/O failure (failed fork, unwritable dir)"},
     {"scratch_full", 503, "the sandbox's scratch file system (the runs dir) is full; the job did not run or failed for it"},
     {"store_unavailable", 503, "the SQLite store cannot be used"},

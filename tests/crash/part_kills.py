@@ -29,7 +29,7 @@ BUSY = "import pandas as pd\ntotal = 0\nfor i in range(10 ** 9):\n    total += i
 BIG_PLOTLY = ("import plotly.graph_objects as go\nfig = go.Figure(go.Scatter(x=list(range(60000)), "
               "y=[(i * 7919) % 1000 for i in range(60000)], mode='markers'))\nfig.show()\n")
 # The codes a job may be answered with when a part died under it (server/errors.hpp).
-CLEAR = {"io", "sandbox_unavailable", "renderer_failed", "internal", "unavailable", "stuck"}
+CLEAR = {"io", "sandbox_lost", "sandbox_unavailable", "renderer_failed", "internal", "unavailable", "stuck"}
 
 
 class Call(threading.Thread):

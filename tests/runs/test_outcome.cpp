@@ -50,7 +50,8 @@ TEST_CASE("outcomes: every sandbox reason has its row") {
   for (Reason r : {Reason::ok, Reason::nonzero_exit, Reason::crashed, Reason::timeout, Reason::cancelled, Reason::cpu,
                    Reason::memory, Reason::disk, Reason::files, Reason::output_too_large, Reason::output_rejected,
                    Reason::exec_denied, Reason::harness_error, Reason::launcher, Reason::low_memory,
-                   Reason::sandbox_unavailable, Reason::io, Reason::invalid_job}) {
+                   Reason::sandbox_unavailable, Reason::io, Reason::scratch_full, Reason::sandbox_lost,
+                   Reason::invalid_job}) {
     INFO(plotq::sandbox::to_string(r));
     CHECK(known_outcome(plotq::sandbox::to_string(r)));
   }

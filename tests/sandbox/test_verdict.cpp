@@ -112,7 +112,7 @@ TEST_CASE("verdict: an OOM kill in the slot's cgroup is memory with the peak in 
   CHECK(r.limit == Approx(64));
 }
 
-TEST_CASE("verdict: no start marker is a launcher failure; no exit record after the marker is a lost job") {
+TEST_CASE("verdict: no start marker is a launcher failure - no exit record after the marker is a lost job (sandbox_lost)") {
   auto f = started(0);
   f.report = "";
   f.spawn_error = "fork: Resource temporarily unavailable";
@@ -124,7 +124,7 @@ TEST_CASE("verdict: no start marker is a launcher failure; no exit record after 
   auto lost = started(0);
   lost.exit.reset();
   auto r = judge_attempt(lost, {});
-  CHECK(r.reason == Reason::launcher);
+  CHECK(r.reason == Reason::sandbox_lost);
   CHECK(r.message == "lost the job's process (no exit status)");
 }
 

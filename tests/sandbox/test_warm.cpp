@@ -189,12 +189,12 @@ TEST_CASE("a job whose zygote dies under it is retried and completes", "[warm]")
   box.drive([&] { return res.has_value(); }, 30000);
   REQUIRE(res);
   // Killed before its entry reported: retried (cold) and ok. Killed after: the
-  // sandbox lost it (reason launcher), not retried: the job itself may have had side effects.
+  // sandbox lost it (reason sandbox_lost), not retried: the job itself may have had side effects.
   INFO(sb::to_string(res->reason) << " " << res->message);
   if (res->filter.empty() || res->attempts == 2) {
     CHECK(res->reason == sb::Reason::ok);
   } else {
-    CHECK(res->reason == sb::Reason::launcher);
+    CHECK(res->reason == sb::Reason::sandbox_lost);
     CHECK(res->attempts == 1);
   }
   box.check_no_job_process();

@@ -142,7 +142,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
 }
 
 TEST_CASE("outcome: host failures are not outcomes of a file (runs/outcome.cpp's host column)") {
-  for (const char* r : {"launcher", "sandbox_unavailable", "low_memory", "io", "renderer_error", "cancelled", "stuck",
+  for (const char* r : {"launcher", "sandbox_lost", "sandbox_unavailable", "low_memory", "io", "renderer_error", "cancelled", "stuck",
                         "exec_denied"}) {
     INFO(r);
     CHECK(plotq::runs::outcome(r).host);
