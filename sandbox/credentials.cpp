@@ -27,6 +27,10 @@ int drop_to(uid_t uid, gid_t gid, bool drop_groups, const char** step) {
     errno = EINVAL;
     return fail("root-refused");
   }
+  // The uid change below clears PR_SET_PDEATHSIG until it is armed again at the end: a parent
+  // that dies in between would leave this child running unseen. Who the parent is now, to check
+  // after re-arming (0 when the parent is outside our PID namespace: nothing to compare then).
+  const pid_t parent = ::getppid();
   if (drop_groups) {
     if (::setgroups(0, nullptr) != 0) return fail("setgroups");
   } else {
@@ -53,6 +57,10 @@ int drop_to(uid_t uid, gid_t gid, bool drop_groups, const char** step) {
     return fail("regained-root");
   }
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return fail("pdeathsig");
+  if (parent != 0 && ::getppid() != parent) {
+    errno = ESRCH;  // reparented: the parent died while the death signal was off
+    return fail("parent-gone");
+  }
   return 0;
 }
 

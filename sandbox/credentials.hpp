@@ -12,7 +12,8 @@ namespace plotq::sandbox {
 // Drops to uid/gid: no supplementary groups (drop_groups: setgroups(0); otherwise they must
 // already be empty, as in the zygote's user namespace where setgroups is denied), an empty
 // capability bounding set, no ambient capabilities, then PR_SET_PDEATHSIG(SIGKILL) (the change
-// of credentials cleared it). Fork-safe. 0, or -errno with *step naming what failed.
+// of credentials cleared it), and fails (step parent-gone) when the parent died while it was
+// cleared. Fork-safe. 0, or -errno with *step naming what failed.
 int drop_to(uid_t uid, gid_t gid, bool drop_groups, const char** step);
 
 // A block of the sandbox uid range reserved by one Launcher for its whole life, so that two
