@@ -290,7 +290,7 @@ void classify_png(const std::string& png, store::SweepResult& row, bool exact_ca
 }
 
 void classify_bare(const BareConfig& config, const BareRun& run, const ClassVocabulary& classes,
-                   const std::string& png_name, store::SweepResult& row) {
+                   const std::string& png_name, store::SweepResult& row, std::string* png_out) {
   row.exit_code = run.exit_code;
   row.signal = run.signal;
   row.wall_s = run.wall_s;
@@ -310,6 +310,7 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
   auto png = read_output(run.dir, png_name, config.max_png_bytes, reason);
   if (!png) return set_failure(row, reason);
   classify_png(*png, row);
+  if (png_out && row.outcome == "render") *png_out = std::move(*png);
 }
 
 ClassVocabulary load_class_vocabulary(const std::string& python, const std::string& harness_dir) {

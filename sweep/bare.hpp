@@ -61,8 +61,9 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
 // (a signal), plot_error with the traceback's class, plot_exit (a non-zero exit without a
 // traceback: sys.exit(3)), or the PNG's checks (no_output, output_rejected, output_too_large; any
 // size renders, with its canvas).
+// png_out: when not null, a render's PNG bytes (for the report's thumbnails).
 void classify_bare(const BareConfig& config, const BareRun& run, const ClassVocabulary& classes,
-                   const std::string& png_name, store::SweepResult& row);
+                   const std::string& png_name, store::SweepResult& row, std::string* png_out = nullptr);
 
 // Reads <dir>/<name> without following links, regular files only, at most cap bytes. Sets reason
 // to no_output / output_rejected / output_too_large when it returns nullopt.

@@ -72,6 +72,7 @@ class BareBackend : public SweepBackend {
     std::vector<std::string> themes;
     double timeout_s = 0;
     std::vector<store::SweepResult> rows;
+    std::map<std::string, std::string> pngs;  // theme -> a render's PNG
     std::function<void(FileOutcome)> done;
   };
 
@@ -106,7 +107,9 @@ class BareBackend : public SweepBackend {
       for (std::size_t i = 0; i < themes.size(); ++i) {
         store::SweepResult row;
         row.theme = themes[i];
-        classify_bare(config_, p->runs[i], classes_, "plot-" + themes[i] + ".png", row);
+        std::string png;
+        classify_bare(config_, p->runs[i], classes_, "plot-" + themes[i] + ".png", row, &png);
+        if (!png.empty()) p->pngs[themes[i]] = std::move(png);
         p->rows.push_back(std::move(row));
       }
       return complete(p);
@@ -157,6 +160,7 @@ class BareBackend : public SweepBackend {
                          auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);
                          if (!png) set_failure(row, reason);
                          else classify_png(*png, row, true);  // figure mode's exact canvas
+                         if (png && row.outcome == "render") p->pngs[theme] = std::move(*png);
                        }
                        p->rows.push_back(std::move(row));
                        figure_step(p, i + 1);
@@ -167,6 +171,7 @@ class BareBackend : public SweepBackend {
     cleanup(p->runs);
     FileOutcome out;
     out.themes = std::move(p->rows);
+    out.pngs = std::move(p->pngs);
     p->done(std::move(out));
   }
 

@@ -47,7 +47,8 @@ struct SweepRunner::State : std::enable_shared_from_this<SweepRunner::State> {
   }
 
   // Records one file: every theme, in the order asked, with the task's identity.
-  void record(const SweepTask& task, std::vector<store::SweepResult> rows) {
+  void record(const SweepTask& task, std::vector<store::SweepResult> rows,
+              std::map<std::string, std::string> pngs = {}) {
     for (auto& r : rows) {
       r.path = task.file.rel_path;
       r.sha256 = task.sha256;
@@ -59,6 +60,7 @@ struct SweepRunner::State : std::enable_shared_from_this<SweepRunner::State> {
       fail("store " + e.code() + ": " + e.what());
       return;
     }
+    if (options.keep_images && !pngs.empty()) options.keep_images(task.file.rel_path, std::move(pngs));
     ++counts.done;
     for (const auto& r : rows) (r.outcome == "render" ? counts.renders : counts.fails) += 1;
     update_elapsed();
@@ -86,7 +88,7 @@ struct SweepRunner::State : std::enable_shared_from_this<SweepRunner::State> {
       for (std::size_t i = 0; complete && i < out.themes.size(); ++i)
         complete = out.themes[i].theme == options.themes[i];
       if (!complete) fail(task.file.rel_path + ": the backend answered other themes than asked");
-      else record(task, std::move(out.themes));
+      else record(task, std::move(out.themes), std::move(out.pngs));
     }
     launch();
   }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct FileOutcome {
   bool cancelled = false;  // stopped before it finished: not recorded
   std::string error;       // the backend could not run it at all (server gone): the sweep stops
   std::vector<store::SweepResult> themes;  // outcome fields; path/sha256/library are filled in by the runner
+  std::map<std::string, std::string> pngs;  // theme -> the PNG of a render (RunnerOptions::keep_images)
 };
 
 // One way of drawing a file: the render path in process, a plotqd over HTTP, or bare Python.
@@ -58,6 +60,9 @@ struct RunnerOptions {
   // file waits for a warm-up while others could run; held files keep their order and run when
   // nothing else is left (the launcher starts what they need on demand).
   std::function<bool(const SweepFile&)> hold;
+  // Optional: after a file is recorded, its renders' PNGs (theme -> bytes), for the report's
+  // thumbnails (sweep/images.hpp). Not called for a file that could not be recorded.
+  std::function<void(const std::string& rel_path, std::map<std::string, std::string> pngs)> keep_images;
 };
 
 class SweepRunner {

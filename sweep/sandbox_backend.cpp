@@ -43,13 +43,14 @@ class SandboxBackend : public SweepBackend {
           out.themes.push_back(std::move(row));
           continue;
         }
-        const ThemeRun& run = it->second;
+        ThemeRun& run = it->second;
         if (ledger_) book(job_id, run);
         if (outcome(run.outcome).host && out.error.empty())
           out.error = "the render path failed on this host in theme " + theme + ": " + run.outcome +
                       (run.message.empty() ? "" : " (" + run.message + ")");
         apply_theme_run(run, row);
         row.theme = theme;
+        if (row.outcome == "render" && run.png) out.pngs[theme] = std::move(*run.png);
         out.themes.push_back(std::move(row));
       }
       if (cancelling_) {

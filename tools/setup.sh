@@ -12,9 +12,10 @@ build=${PLOTQ_BUILD_DIR:-$root/build}
 # which every job sees read-only (pyenv's lives under /root, a hidden path). python3-dev builds
 # plotq_exec_arm.so; python3-venv bootstraps uv; libcairo2 is cairosvg's (pygal's PNG export);
 # the fonts are what vl-convert and cairosvg find through fontconfig. clang-14 and its runtimes for
-# the sanitizer tree are installed by tools/san.sh itself, which only it needs.
+# the sanitizer tree are installed by tools/san.sh itself, which only it needs. libpng-dev: the
+# sweep report's thumbnails (sweep/thumbnail.cpp).
 packages=(build-essential cmake pkg-config libboost-dev libsqlitecpp-dev libsqlite3-dev
-  libseccomp-dev nlohmann-json3-dev catch2 sqlite3 python3 python3-dev python3-venv
+  libseccomp-dev nlohmann-json3-dev catch2 sqlite3 libpng-dev python3 python3-dev python3-venv
   libcairo2 fontconfig fonts-dejavu-core fonts-liberation2 ninja-build chromium nodejs npm)
 
 if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then

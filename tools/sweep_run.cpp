@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -32,6 +33,7 @@
 #include "store/sweeps.hpp"
 #include "store/time.hpp"
 #include "sweep/backends.hpp"
+#include "sweep/images.hpp"
 #include "sweep/options.hpp"
 #include "sweep/policy.hpp"
 #include "sweep/progress.hpp"
@@ -164,7 +166,8 @@ struct RunSession {
   RunSession(const std::string& db_path, store::Db& db, store::Sweep& sweep, int jobs,
              std::vector<runs::SweepFile> pending, std::size_t total)
       : db_path(db_path), db(db), sweep(sweep), jobs(jobs), pending(std::move(pending)), total(total),
-        work(runs::pending_work(this->pending)), figure_files_left(work.figure_files) {}
+        work(runs::pending_work(this->pending)), figure_files_left(work.figure_files),
+        images(runs::sweep_images_dir(db_path, sweep.id)) {}
 
   int run();
   void watch_signals();
@@ -173,7 +176,7 @@ struct RunSession {
   int make_sandbox_backend();
   void make_figures(bool start_now);
   int fail_setup(const std::string& why);
-  runs::RunnerOptions runner_options() const;
+  runs::RunnerOptions runner_options();
   void on_file(const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows);
   void start_warm_up();
   void poll_warm_up();
@@ -201,6 +204,7 @@ struct RunSession {
   std::vector<std::string> warm_modes;  // the launcher's
   std::size_t figure_files_left;
   bool figures_stopped = false;
+  runs::ImageKeeper images;  // the report's thumbnails, written on its own thread
   std::unique_ptr<runs::SweepRunner> runner;
   std::unique_ptr<runs::WarmUp> warm;
   boost::asio::steady_timer warm_timer{io};
@@ -309,11 +313,14 @@ int RunSession::fail_setup(const std::string& why) {
   return 1;
 }
 
-runs::RunnerOptions RunSession::runner_options() const {
+runs::RunnerOptions RunSession::runner_options() {
   runs::RunnerOptions ro;
   ro.themes = themes;
   ro.timeout_s = sweep.timeout_s;
   ro.jobs = jobs;
+  ro.keep_images = [this](const std::string& rel_path, std::map<std::string, std::string> pngs) {
+    images.keep(rel_path, std::move(pngs));
+  };
   // While the figure path warms up (its zygote, then Chromium), draw the plot files first.
   bool warm_figure = std::find(warm_modes.begin(), warm_modes.end(), "figure") != warm_modes.end();
   ro.hold = [this, warm_figure](const runs::SweepFile& f) {
@@ -370,7 +377,11 @@ int RunSession::finish(double elapsed_s) {
   bool complete = !runner->stopped() && c.skipped + c.done == c.total;
   store::sweeps::end_session(db, sweep.id, complete ? "done" : "interrupted", elapsed_s, store::now_unix());
   backend.reset();
+  images.finish();
   std::fputs(runs::run_summary(sweep, c, complete, elapsed_s).c_str(), stdout);
+  if (images.failed() > 0)  // the rows are recorded; only the report's pictures are missing
+    std::fprintf(stderr, "plotq sweep: %zu thumbnails not kept (first: %s)\n", images.failed(),
+                 images.first_failure().c_str());
   if (!runner->error().empty()) {
     std::fprintf(stderr, "plotq sweep: stopped: %s\n", runner->error().c_str());
     return 1;
@@ -397,7 +408,11 @@ int sweep_run(const std::string& db_path, Args args) {
     std::fprintf(stderr, "plotq sweep: %s\n", e.what());
     return 2;
   }
-  if (!resuming) sweep.id = store::sweeps::create(*db, sweep, store::now_unix());
+  if (!resuming) {
+    sweep.id = store::sweeps::create(*db, sweep, store::now_unix());
+    // A removed sweep may have had this id: its thumbnails are not this one's.
+    runs::clear_sweep_images(runs::sweep_images_dir(db_path, sweep.id));
+  }
   std::vector<runs::SweepFile> pending;
   for (auto& f : files)
     if (!std::binary_search(plan.finished.begin(), plan.finished.end(), f.rel_path)) pending.push_back(f);

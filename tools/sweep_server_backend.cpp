@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/base64.hpp"
 #include "runs/libraries.hpp"
 #include "runs/outcome.hpp"
 #include "runs/runtime.hpp"
@@ -132,6 +133,9 @@ runs::FileOutcome ServerBackend::call(const std::string& body, const std::vector
           out.themes.push_back(row);
         } else {
           out.themes.push_back(row_from_answer(theme, j["outputs"][theme]));
+          if (out.themes.back().outcome == "render")  // the report's thumbnail
+            if (auto png = base64_decode(field<std::string>(j["outputs"][theme], "png_base64").value_or("")))
+              out.pngs[theme] = std::move(*png);
           if (runs::outcome(out.themes.back().reason).host && out.error.empty())
             out.error = "the server's render path failed on its host: " + out.themes.back().reason;
         }

@@ -1,0 +1,46 @@
+// The thumbnails a sweep keeps for its HTML report: one PNG per file and theme that rendered,
+// scaled down (sweep/thumbnail.hpp), in a directory per sweep beside the store:
+//   <db>.sweep-images/<sweep id>/<first 16 hex of sha256(path)>-<theme>.png
+// Files, not SQLite rows: the store stays small and its writes short, and a report copies them as
+// they are. The directory is named by the sweep's id (a label such as ".." is valid), emptied when a
+// new sweep takes the id, and lies beside the store, which the sandbox policy hides from jobs.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace plotq::runs {
+
+std::string sweep_images_dir(const std::string& db_path, std::int64_t sweep_id);
+// A name of our own, never the untrusted path: 16 hex digits of its sha256, the theme, ".png".
+std::string sweep_image_name(const std::string& rel_path, const std::string& theme);
+// Thumbnails are at most this big; a larger file in the directory is not one of ours.
+constexpr std::size_t kThumbMaxBytes = 2u << 20;
+
+// Removes a sweep's directory (a new sweep whose id an old, removed one had). Never follows a link.
+void clear_sweep_images(const std::string& dir);
+
+// Scales and writes thumbnails on one worker thread, so that decoding a 3200x1800 PNG (some 50 ms)
+// never holds up the sweep's event loop. keep() queues; finish() waits for the queue. A thumbnail
+// that cannot be made or written is counted, never an error of the sweep (the report shows "no
+// image").
+class ImageKeeper {
+ public:
+  explicit ImageKeeper(std::string dir);
+  ~ImageKeeper();  // finish()
+  // pngs: theme -> the full PNG of a render.
+  void keep(const std::string& rel_path, std::map<std::string, std::string> pngs);
+  void finish();
+  std::size_t written() const;
+  std::size_t failed() const;
+  std::string first_failure() const;  // "" when none
+  const std::string& dir() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace plotq::runs
