@@ -3,13 +3,14 @@
 // tools/sweep_run.cpp, its --server backend tools/sweep_server_backend.cpp.
 //   plotq sweep run DIR [--glob G] [--library L,...] [--themes light,dark] [--label NAME] [--timeout S]
 //                       [--mode sandbox|bare] [--server URL] [--jobs N] [--resume LABEL]
-//   plotq sweep report LABEL [--json]
-//   plotq sweep diff A B [--json]        exit 1 when any file differs, 0 when none
+//   plotq sweep report LABEL [--json | --html DIR]
+//   plotq sweep diff A B [--json | --html DIR]   exit 1 when any file differs, 0 when none
 //   plotq sweep list [--json]
 // Exit codes: 0 ok (diff: no difference), 1 diff: differences / run: a store or backend error
 // stopped it, 2 bad arguments or unknown label, 130 run interrupted by SIGINT (143 SIGTERM).
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "sweep/report.hpp"
 #include "tools/commands.hpp"
 #include "tools/store_read.hpp"
+#include "tools/sweep_html.hpp"
 #include "tools/sweep_run.hpp"
 #include "tools/text_table.hpp"
 
@@ -35,11 +37,12 @@ constexpr const char* kUsage =
     "usage: plotq sweep run DIR [--glob PATTERN] [--library L[,L...]] [--themes light,dark] [--label NAME]\n"
     "                           [--timeout S] [--mode sandbox|bare] [--server URL] [--jobs N]\n"
     "       plotq sweep run [DIR] --resume LABEL [--jobs N]\n"
-    "       plotq sweep report LABEL [--json]\n"
-    "       plotq sweep diff A B [--json]\n"
+    "       plotq sweep report LABEL [--json | --html DIR]\n"
+    "       plotq sweep diff A B [--json | --html DIR]\n"
     "       plotq sweep list [--json]\n"
     "  defaults: --glob 'plots/*/implementations/python/*.py', --themes light,dark, --timeout 60,\n"
-    "            --mode sandbox, --jobs 1, --label sweep-YYYYMMDD-HHMMSS (UTC)\n";
+    "            --mode sandbox, --jobs 1, --label sweep-YYYYMMDD-HHMMSS (UTC)\n"
+    "  --html DIR: a page to look at, DIR/index.html with the kept thumbnails in DIR/img (offline, no script)\n";
 
 }  // namespace
 
@@ -60,7 +63,9 @@ std::string class_cell(const nlohmann::json& side) {
 
 int sweep_report_cmd(const std::string& db_path, Args args) {
   bool json = take_flag(args, "--json");
+  std::string html = take_option(args, "--html");
   if (args.size() != 1) return usage_error("report needs one LABEL");
+  if (json && !html.empty()) return usage_error("--json or --html, not both");
   auto db = open_for_listing(db_path, "sweep");
   std::optional<store::Sweep> s;
   if (db) s = store::sweeps::find(*db, args[0]);
@@ -68,7 +73,9 @@ int sweep_report_cmd(const std::string& db_path, Args args) {
     std::fprintf(stderr, "plotq sweep: no sweep labelled '%s'\n", args[0].c_str());
     return 2;
   }
-  nlohmann::json r = runs::sweep_report(*s, store::sweeps::results(*db, s->id));
+  std::vector<store::SweepResult> rows = store::sweeps::results(*db, s->id);
+  nlohmann::json r = runs::sweep_report(*s, rows);
+  if (!html.empty()) return write_report_html(db_path, *s, rows, r, html);
   if (json) {
     std::printf("%s\n", r.dump(2).c_str());
     return 0;
@@ -114,7 +121,9 @@ int sweep_report_cmd(const std::string& db_path, Args args) {
 
 int sweep_diff_cmd(const std::string& db_path, Args args) {
   bool json = take_flag(args, "--json");
+  std::string html = take_option(args, "--html");
   if (args.size() != 2) return usage_error("diff needs two labels");
+  if (json && !html.empty()) return usage_error("--json or --html, not both");
   auto db = open_for_listing(db_path, "sweep");
   std::optional<store::Sweep> a, b;
   if (db) {
@@ -129,6 +138,10 @@ int sweep_diff_cmd(const std::string& db_path, Args args) {
   }
   nlohmann::json d = runs::sweep_diff(*a, store::sweeps::results(*db, a->id), *b, store::sweeps::results(*db, b->id));
   std::size_t n = d["count"].get<std::size_t>();
+  if (!html.empty()) {
+    if (write_diff_html(db_path, *a, *b, d, html) != 0) return 2;  // diff's 1 means "differences"
+    return n == 0 ? 0 : 1;
+  }
   if (json) {
     std::printf("%s\n", d.dump(2).c_str());
     return n == 0 ? 0 : 1;
@@ -216,6 +229,8 @@ int cmd_sweep(Args args) {
     if (sub == "diff") return sweep_diff_cmd(db_path, args);
     if (sub == "list") return sweep_list(db_path, args);
     return usage_error("unknown subcommand '" + sub + "'");
+  } catch (const std::invalid_argument& e) {  // take_option: --html without its DIR
+    return usage_error(e.what());
   } catch (const store::StoreError& e) {
     std::fprintf(stderr, "plotq sweep: %s: %s\n", e.code().c_str(), e.what());
     return sub == "diff" ? 2 : 1;  // diff's 1 means "differences"
