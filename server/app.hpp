@@ -1,7 +1,9 @@
 // What a module's route registration gets at startup. Each module that serves HTTP writes one
 // server/routes_NAME.cpp with `void register_NAME_routes(App&)` and adds one call in server/routes.cpp.
 #pragma once
+#include <cstddef>
 #include <functional>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -50,8 +52,29 @@ struct App {
   // the configured interpreter: GET /status shows it, every ledger row records its id, and a
   // library is served only when the runtime holds its packages. Never null.
   std::shared_ptr<const runs::Runtime> runtime;
+
+  // The drain (SIGTERM): main sets draining, runs the drain hooks (the turns' open streams end
+  // with a resumable close), and waits while a work counter is above zero, for at most
+  // PLOTQ_SHUTDOWN_GRACE_S; then the shutdown hooks run. While draining, /readyz answers 503 and
+  // a route that starts work answers 503 unavailable with Retry-After (refuse_while_draining).
+  bool draining = false;
+  void on_drain(std::function<void()> hook) { drain_hooks.push_back(std::move(hook)); }
+  std::vector<std::function<void()>> drain_hooks;
+  // Running work a module still owns (turns, jobs); the drain ends early once all are zero.
+  void count_work(std::function<std::size_t()> counter) { work_counters.push_back(std::move(counter)); }
+  std::vector<std::function<std::size_t()>> work_counters;
+  // The last periodic WAL checkpoint's failure ("" when it succeeded or none ran): /readyz's
+  // store_writable reads it instead of writing to the store per request.
+  std::string checkpoint_error;
 };
 
+// While draining: answers 503 unavailable with Retry-After (the grace, in whole seconds) and
+// returns true. Routes that start work (a turn, a resume, /run-data, /render) call it first.
+bool refuse_while_draining(const App& app, Responder& res);
+// GET /readyz (server/routes_ready.cpp).
+void register_ready_routes(App& app);
+// GET /openapi.json (server/routes_openapi.cpp).
+void register_openapi_routes(App& app);
 // All routes of plotqd (server/routes.cpp calls each module's register function).
 void register_routes(App& app);
 // GET /healthz and the store's health part.

@@ -6,6 +6,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -39,7 +41,7 @@ using namespace plotq::server;
 
 int usage(const Settings& settings, FILE* out) {
   std::fprintf(out,
-               "usage: plotqd [--help] [--version] [--check-sandbox]\n\n"
+               "usage: plotqd [--help] [--version] [--check-sandbox] [--routes]\n\n"
                "plotqd serves plotq's HTTP API. It is configured only by environment variables;\n"
                "an empty variable counts as unset. Settings:\n\n%s",
                settings.help_text().c_str());
@@ -67,9 +69,14 @@ int run(int argc, char** argv) {
   register_settings(settings, cfg);
 
   bool check_sandbox = false;
+  bool print_routes = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return usage(settings, stdout);
+    if (a == "--routes") {  // the router's routes as JSON, after a full start; then exit (tests/contract)
+      print_routes = true;
+      continue;
+    }
     if (a == "--check-sandbox") {
       check_sandbox = true;
       continue;
@@ -178,6 +185,13 @@ int run(int argc, char** argv) {
     jobs.cancel_all_jobs();
     if (figures) figures->stop();
   });
+  app.count_work([&jobs] { return jobs.size(); });
+  if (print_routes) {
+    nlohmann::json routes = nlohmann::json::array();
+    for (const Route& r : router.routes()) routes.push_back({{"method", r.method}, {"pattern", r.pattern}});
+    std::printf("%s\n", routes.dump().c_str());
+    return 0;
+  }
 
   {
     // Installed before listening: a signal that comes right after the "listening" line is queued
@@ -195,23 +209,56 @@ int run(int argc, char** argv) {
     log_event("listening", {{"address", bound}, {"development", callers.development()},
                             {"tokens", callers.token_count()}});
 
-    std::function<void(const boost::system::error_code&, int)> on_signal;
-    on_signal = [&](const boost::system::error_code& ec, int sig) {
-      if (ec) return;
-      static bool started = false;
-      if (started) {
-        log_event("shutdown_forced", {{"signal", sig}});
-        server.shutdown(cfg.shutdown_grace, nullptr);
-        return;
-      }
-      started = true;
-      log_event("shutdown", {{"signal", sig}, {"connections", server.connections()},
+    // The drain: SIGTERM/SIGINT stops new work (503 + Retry-After, /readyz 503) while the listener
+    // stays open; open streams end resumably; running work gets up to the grace. Then the shutdown
+    // hooks cancel what is left and the connections close (in-flight answers get what is left of
+    // the grace, at least 1 s). A second signal skips what is left of the drain.
+    using SteadyClock = std::chrono::steady_clock;
+    const auto drain_deadline = std::make_shared<SteadyClock::time_point>();
+    boost::asio::steady_timer drain_timer(ioc);
+    bool stopping = false;
+    auto work_left = [&app] {
+      std::size_t n = 0;
+      for (auto& c : app.work_counters) n += c();
+      return n;
+    };
+    std::function<void()> stop_now = [&] {
+      if (stopping) return;
+      stopping = true;
+      drain_timer.cancel();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*drain_deadline - SteadyClock::now());
+      log_event("shutdown", {{"connections", server.connections()}, {"work_left", work_left()},
                              {"grace_s", cfg.shutdown_grace.count() / 1000.0}});
       for (auto& hook : app.shutdown_hooks) hook();
-      server.shutdown(cfg.shutdown_grace, [&] {
+      server.shutdown(std::max(left, std::chrono::milliseconds(1000)), [&] {
         signals.cancel();
         ioc.stop();
       });
+    };
+    std::function<void()> drain_poll = [&] {
+      if (stopping) return;
+      if (work_left() == 0 || SteadyClock::now() >= *drain_deadline) return stop_now();
+      drain_timer.expires_after(std::chrono::milliseconds(100));
+      drain_timer.async_wait([&](const boost::system::error_code& e) {
+        if (!e) drain_poll();
+      });
+    };
+    std::function<void(const boost::system::error_code&, int)> on_signal;
+    on_signal = [&](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (app.draining) {
+        log_event("shutdown_forced", {{"signal", sig}});
+        if (!stopping) stop_now();
+        server.shutdown(cfg.shutdown_grace, nullptr);  // second call: closes every connection now
+        signals.async_wait(on_signal);
+        return;
+      }
+      app.draining = true;
+      *drain_deadline = SteadyClock::now() + cfg.shutdown_grace;
+      log_event("drain", {{"signal", sig}, {"connections", server.connections()}, {"work_left", work_left()},
+                          {"grace_s", cfg.shutdown_grace.count() / 1000.0}});
+      for (auto& hook : app.drain_hooks) hook();
+      drain_poll();
       signals.async_wait(on_signal);
     };
     signals.async_wait(on_signal);

@@ -1,7 +1,7 @@
 // The list of plotqd's route modules. Add one line per module.
 #include "common/log.hpp"
 #include "server/app.hpp"
-#include "server/idempotency_prune.hpp"
+#include "server/retention_job.hpp"
 #include "store/migrate.hpp"
 
 namespace plotq::server {
@@ -23,6 +23,8 @@ void register_health_routes(App& app) {
 
 void register_routes(App& app) {
   register_health_routes(app);
+  register_ready_routes(app);
+  register_openapi_routes(app);
   register_run_data_routes(app);
   register_turn_routes(app);
   register_dataset_routes(app);
@@ -30,8 +32,9 @@ void register_routes(App& app) {
   register_web_routes(app);
   register_render_routes(app);
   register_metrics_routes(app);
-  // Not a route: the answers /run-data and /render keep for retries expire on the loop's timer.
-  start_idempotency_prune(app);
+  // Not a route: ledger rows, ended turns' events, closed sessions' datasets, expired retry answers
+  // and old sweeps are pruned on the loop's timer (store/retention.hpp).
+  start_retention_job(app);
 }
 
 }  // namespace plotq::server

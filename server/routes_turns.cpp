@@ -1,5 +1,7 @@
 // Chat routes (docs/api.md "Chat"): sessions, messages (a turn as an SSE stream), resuming a turn's
 // stream, cancelling a turn, and the turn's plot images.
+#include <cmath>
+
 #include "common/log.hpp"
 #include "server/app.hpp"
 #include "server/session_access.hpp"
@@ -39,6 +41,14 @@ bool turn_in_session(App& app, const store::Session& s, std::string_view turn_id
 void register_turn_routes(App& app) {
   auto svc = std::make_shared<TurnService>(app);
   app.on_shutdown([svc] { svc->shutdown(); });
+  // The drain: every open stream ends with a resumable close (an id-less closing event; the client
+  // resumes with Last-Event-ID elsewhere or after the restart) while the turns run on for the grace.
+  app.on_drain([svc, &app] {
+    auto s = static_cast<long long>(std::ceil(app.config.shutdown_grace.count() / 1000.0));
+    auto frame = format_sse_event("closing", nlohmann::json{{"reason", "shutdown"}, {"retry_after_s", std::max(1LL, s)}}.dump());
+    for (auto& t : svc->turns.all()) t->close_streams(*frame);
+  });
+  app.count_work([svc] { return svc->turns.size(); });
 
   app.router.post("/v1/sessions", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
@@ -57,7 +67,7 @@ void register_turn_routes(App& app) {
   message_opts.body_limit = 2 * 1024 * 1024;
   app.router.post("/v1/sessions/{id}/messages", [&app, svc](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
-    if (!caller) return;
+    if (!caller || refuse_while_draining(app, *res)) return;
     ParsedMessage parsed = parse_message(req.body, svc->cfg);
     if (!parsed.message) return res->send_error(parsed.error);
     // Scope verdicts come from the assistant service only.
@@ -76,7 +86,7 @@ void register_turn_routes(App& app) {
 
   app.router.get("/v1/sessions/{id}/turns/{turn}/events", [&app, svc](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
-    if (!caller) return;
+    if (!caller || refuse_while_draining(app, *res)) return;  // resume on another instance, or after the restart
     auto after = resume_after(req);
     if (!after) return res->send_error("bad_request");
     auto session = owned_session(app, *caller, req.param("id"), *res);

@@ -24,16 +24,18 @@ void start_store_checkpoints(App& app) {
   // the store (the last connection) checkpoints the whole WAL after them.
   store::Db& db = app.db;
   bool failing = false;  // logged once per run of failures
-  run_periodically(app, interval, [&db, interval, failing]() mutable {
+  run_periodically(app, interval, [&db, &app, interval, failing]() mutable {
     try {
       store::CheckpointRun run = store::checkpoint(db);
       count_checkpoint(run.busy ? "busy" : run.complete() ? "complete" : "partial");
       if (failing) log_event("db_checkpoint_recovered", {});
       failing = false;
+      app.checkpoint_error.clear();
     } catch (const store::StoreError& e) {
       count_checkpoint("failed");
       if (!failing) log_event("db_checkpoint_failed", {{"code", e.code()}, {"what", e.what()}});
       failing = true;
+      app.checkpoint_error = e.code();  // /readyz: store_writable
     }
     return interval;
   });

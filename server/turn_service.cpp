@@ -54,6 +54,7 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
 
   StreamOptions opts;
   opts.retry_ms = cfg.retry_ms;
+  opts.headers.push_back({"X-Plotq-Turn", t->id});  // the turn to resume or cancel, before any event is read
   res->start_stream(std::move(opts));
   t->subscribe(std::move(res), 0);
 
