@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Re-resolves runtime/requirements.in into runtime/requirements.lock (every package pinned, with
-# its sha256 hashes) for Debian 12's CPython 3.11 on x86_64. Run by a developer when a pin changes;
+# Re-resolves runtime/requirements.in into runtime/requirements.lock, and runtime/tools.in into
+# runtime/tools.lock (every package pinned, with its sha256 hashes) for Debian 12's CPython 3.11 on
+# x86_64. Run by a developer when a pin changes;
 # setup never resolves, it installs the lock as it is. Needs uv (tools/setup.sh puts one in
 # runtime/tools/ from runtime/tools.lock).
 set -euo pipefail
@@ -9,3 +10,7 @@ uv=${UV:-$root/runtime/tools/bin/uv}
 "$uv" pip compile "$root/runtime/requirements.in" --python-version 3.11 \
   --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
   --custom-compile-command tools/lock-runtime.sh -o "$root/runtime/requirements.lock"
+"$uv" pip compile "$root/runtime/tools.in" --python-version 3.11 \
+  --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
+  --custom-compile-command "tools/lock-runtime.sh (tools.lock: uv pip compile runtime/tools.in)" \
+  -o "$root/runtime/tools.lock"
