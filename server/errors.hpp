@@ -15,7 +15,7 @@ struct ErrorCode {
 };
 
 inline constexpr ErrorCode kErrorCodes[] = {
-    {"bad_request", 400, "malformed HTTP, bad percent-encoding, unparsable JSON"},
+    {"bad_request", 400, "malformed HTTP, bad percent-encoding, a Last-Event-ID or X-Plotq-User out of its form"},
     {"unauthenticated", 401, "no bearer token, a malformed one, or an unknown one"},
     {"forbidden", 403, "caller known but not allowed here (role, or development mode off loopback)"},
     {"not_found", 404, "no route for this path, or the named object does not exist"},
@@ -25,7 +25,7 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"run_active", 409, "the user already has a turn in flight"},
     {"too_large", 413, "request body over the body limit (answered before reading it)"},
     {"too_long", 413, "a text field over its character cap (e.g. a turn's text)"},
-    {"invalid_job", 422, "the body does not match the route's wire model"},
+    {"invalid_job", 422, "the body is not JSON or does not match the route's wire model"},
     {"invalid_library", 422, "a plotting library plotq does not render (runs/libraries.hpp lists the eight)"},
     {"code", 422, "a paste that is code: send it as a data snippet in the chat instead"},
     {"formula", 422, "a paste that is a formula, not a table"},
@@ -40,7 +40,7 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"cancelled", 499, "the job was cancelled before it finished"},
     {"client_gone", 499, "the client went away before the answer"},
     {"internal", 500, "unexpected failure; logged by class name only"},
-    {"unavailable", 503, "shutting down, or at the connection limit"},
+    {"unavailable", 503, "draining (with Retry-After), at the connection limit, or a failing health or readiness check"},
     {"busy", 503, "waited too long for the render slot"},
     {"capacity", 503, "the queue is full"},
     {"low_memory", 503, "available memory below the floor before a sandbox start"},
