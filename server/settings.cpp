@@ -95,6 +95,8 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   s.add("PLOTQ_HOME", &c.home, "where the project's files are (sandbox harness, web page)");
   s.section("Store (store/README.md)", "store/db.cpp");
   store::register_settings(s, c.db);
+  s.section("Retention (docs/store.md#retention)", "store/retention.cpp");
+  store::register_settings(s, c.retention);
 
   // Render slot and queue (queue/README.md)
   s.section("Render slot and queue (queue/README.md)", "queue/config.cpp");

@@ -38,7 +38,7 @@ struct RetentionPolicy {
   int datasets_days = 30;      // PLOTQ_RETAIN_DATASETS_DAYS (after the session closed)
   int idempotency_hours = 24;  // PLOTQ_IDEMPOTENCY_KEEP_HOURS (the name it had before retention)
   int sweeps_days = 180;       // PLOTQ_RETAIN_SWEEPS_DAYS
-  int batch = 500;             // PLOTQ_RETAIN_BATCH: rows one prune transaction writes at most
+  int batch = 100;             // PLOTQ_RETAIN_BATCH: rows one prune transaction writes at most
 };
 
 void register_settings(Settings& s, RetentionPolicy& p);
