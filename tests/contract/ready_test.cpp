@@ -103,7 +103,7 @@ TEST_CASE("drain: SIGTERM - readyz 503, new work 503 with Retry-After, streams c
       return skip_test("the sandbox's layers are not whole on this host");
     sid = new_session(d.port());
     const std::string code =
-        "import os, time\nimport matplotlib.pyplot as plt\ntime.sleep(3)\nTHEME = os.getenv('ANYPLOT_THEME', 'light')\n"
+        "import os, time\nimport matplotlib.pyplot as plt\ntime.sleep(2)\nTHEME = os.getenv('ANYPLOT_THEME', 'light')\n"
         "fig, ax = plt.subplots(figsize=(16, 9), dpi=200)\nax.plot([1, 2, 3], [3, 1, 2])\n"
         "fig.savefig(f'plot-{THEME}.png', dpi=200)\n";
     json msg = {{"text", "slow plot"}, {"action", {{"kind", "plot"}, {"code", code}, {"library", "matplotlib"}, {"themes", {"light"}}}}};

@@ -96,8 +96,17 @@ class Plotqd:
             self.proc.wait()
 
     def stop(self, timeout=20):
+        # SIGTERM drains: running work gets PLOTQ_SHUTDOWN_GRACE_S. A test's teardown does not wait
+        # for it: a second SIGTERM after 1 s skips what is left of the drain (docs/server.md).
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(1)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -118,9 +118,11 @@ Plotqd::Plotqd(std::string binary, Env env, std::vector<std::string> args, bool 
 
 void Plotqd::stop() {
   // SIGTERM first: a plotqd that shuts down removes its private dirs (plotq-render-*, the figure
-  // renderer's); SIGKILL only when it does not exit in time.
+  // renderer's); SIGKILL only when it does not exit in time. SIGTERM drains (running work gets
+  // PLOTQ_SHUTDOWN_GRACE_S): a teardown sends a second one after 1 s, which skips the rest of it.
   if (!exit_code_) {
     ::kill(pid_, SIGTERM);
+    if (!wait_exit(1s)) ::kill(pid_, SIGTERM);
     if (!wait_exit(5s)) {
       ::kill(pid_, SIGKILL);
       wait_exit(10s);
