@@ -177,6 +177,7 @@ std::string report_html(const nlohmann::json& r, const std::vector<store::SweepR
   out += "</tr>\n</tbody>\n</table>\n";
 
   // A card per file: its themes side by side.
+  const std::string theme_order = str(r, "themes");  // "light,dark": find() gives the order
   out += "<h2>Files</h2>\n<div class=\"grid\" id=\"files\">\n";
   for (std::size_t i = 0; i < rows.size();) {
     std::size_t j = i;
@@ -185,8 +186,14 @@ std::string report_html(const nlohmann::json& r, const std::vector<store::SweepR
     out += "<article class=\"file\" data-path=\"" + html_escape(first.path) + "\"><h3>" + html_escape(first.path) +
            "</h3><p class=\"lib\">" + html_escape(first.library) + " &middot; sha256 <code>" +
            html_escape(first.sha256.substr(0, 12)) + "</code></p><div class=\"themes\">";
-    for (std::size_t k = i; k < j; ++k) {
-      const auto& row = rows[k];
+    // The themes in the order the sweep asked for them (rows come ordered by name).
+    std::vector<const store::SweepResult*> themes;
+    for (std::size_t k = i; k < j; ++k) themes.push_back(&rows[k]);
+    std::stable_sort(themes.begin(), themes.end(), [&](auto* x, auto* y) {
+      return theme_order.find(x->theme) < theme_order.find(y->theme);
+    });
+    for (const store::SweepResult* t : themes) {
+      const auto& row = *t;
       std::string name = sweep_image_name(row.path, row.theme);
       bool render = row.outcome == "render";
       std::string caption = "<b>" + html_escape(row.theme) + "</b> <b class=\"o\">" +

@@ -9,8 +9,8 @@
 namespace plotq::runs {
 
 // Both canvases scale by exactly 1/10 into this box (3200x1800 -> 320x180, 2400x2400 -> 240x240):
-// 4-8 KB for tests/catalogue's bar and heatmap plots, whose full PNGs are 72-118 KB: the 650 files
-// of the catalogue in two themes make a report of some 5-10 MB (a busier plot compresses less).
+// 8.7 KB on average for tests/catalogue's renders, whose full PNGs are 72-118 KB: the 650 files of
+// the real catalogue in two themes make a report of about 11 MB.
 constexpr int kThumbMaxWidth = 320;
 constexpr int kThumbMaxHeight = 240;
 // A PNG is a child's output: its header may declare any size. Decoding needs 4 bytes a pixel, so

@@ -158,6 +158,10 @@ TEST_CASE("report html: counts per library and outcome class match the rows, hos
   for (const auto& name : images) CHECK(html.find("src=\"img/" + name + "\"") != std::string::npos);
   CHECK(occurrences(html, "<div class=\"noimg\">no image kept</div>") == 2);
   CHECK(occurrences(html, "<article class=\"file\"") == 4);
+  // Each card shows the themes in the sweep's order (light,dark), not the rows' (by name).
+  auto card = html.find("data-path=\"a/matplotlib.py\"");
+  REQUIRE(card != std::string::npos);
+  CHECK(html.find("data-theme=\"light\"", card) < html.find("data-theme=\"dark\"", card));
 }
 
 TEST_CASE("report html: the diff shows each changed file's two sides, escaped") {
