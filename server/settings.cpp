@@ -74,7 +74,7 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   s.add("PLOTQ_SSE_PING_S", &c.http.stream_ping, "seconds between ': ping' comments on open streams; 0 = none")
       .range(0, 3600);
   s.add("PLOTQ_LOG_REQUESTS", &c.http.log_requests, "log one line per request (method, route, status, ms)");
-  s.add("PLOTQ_SHUTDOWN_GRACE_S", &c.shutdown_grace, "seconds in-flight requests may take to finish on SIGTERM/SIGINT")
+  s.add("PLOTQ_SHUTDOWN_GRACE_S", &c.shutdown_grace, "seconds SIGTERM/SIGINT's drain gives running turns and jobs (then they are cancelled) and in-flight answers")
       .range(0, 3600);
 
   // Caller check
