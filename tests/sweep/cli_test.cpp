@@ -127,6 +127,14 @@ TEST_CASE("cli: report, list - unknown labels and bad arguments exit 2") {
   CHECK(plotq_cli(t, "--db " + db + " sweep diff bare").rc == 2);
   CHECK(plotq_cli(t, "--db " + t.file("missing.db") + " sweep diff a b").rc == 2);
   CHECK(plotq_cli(t, "--db " + db + " sweep frobnicate").rc == 2);
+  // --html: a DIR is needed, and it is --json or --html; a DIR that cannot be made is report's 1,
+  // diff's 2 (its 1 means differences).
+  CHECK(plotq_cli(t, "--db " + db + " sweep report bare --html").rc == 2);
+  CHECK(plotq_cli(t, "--db " + db + " sweep report bare --json --html " + t.file("h")).rc == 2);
+  CHECK(plotq_cli(t, "--db " + db + " sweep diff bare sandbox --json --html " + t.file("h")).rc == 2);
+  CHECK_FALSE(std::filesystem::exists(t.file("h")));
+  CHECK(plotq_cli(t, "--db " + db + " sweep report bare --html " + db + "/x").rc == 1);
+  CHECK(plotq_cli(t, "--db " + db + " sweep diff bare sandbox --html " + db + "/x").rc == 2);
   CHECK(plotq_cli(t, "--db " + db + " sweep run").rc == 2);
   std::string cat = catalogue(t, 1, 0);
   for (const std::string bad : {"--mode docker", "--themes light,light", "--themes sepia", "--timeout 0",
