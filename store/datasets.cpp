@@ -45,6 +45,11 @@ DatasetVersionInfo add_next_version(Db& db, const NewDatasetVersion& v, UnixSeco
     ds.bind(1, v.session_id);
     ds.bind(2, iso_utc(now));
     ds.exec();
+    // A paste into a closed session whose dataset retention already pruned: the new versions are
+    // the retention prune's again (store/retention.cpp keeps them until they are old).
+    SQLite::Statement unmark(s, "UPDATE sessions SET data_pruned_at = NULL WHERE id = ? AND data_pruned_at IS NOT NULL");
+    unmark.bind(1, v.session_id);
+    unmark.exec();
     std::int64_t next = latest(s, v.session_id) + 1;
     SQLite::Statement q(s,
                         "INSERT INTO dataset_versions(session_id, version, source, csv, code, parent_version, "

@@ -103,6 +103,10 @@ constexpr const char* kIdleWhere =
     "AND NOT EXISTS (SELECT 1 FROM dataset_versions v WHERE v.session_id = s.id "
     "  AND (v.created_at >= ?1 OR v.confirmed_at >= ?1))";
 
+// A closed session can still take a paste: its dataset stays until its newest version is old too.
+constexpr const char* kNoRecentVersion =
+    "NOT EXISTS (SELECT 1 FROM dataset_versions r WHERE r.session_id = s.id AND r.created_at >= ?1)";
+
 std::int64_t count(Db& db, const std::string& sql, UnixSeconds cutoff) {
   SQLite::Statement q(db.sql(), sql);
   q.bind(1, iso_utc(cutoff));
@@ -184,8 +188,8 @@ StepResult step_idle(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now) {
 StepResult step_datasets(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now) {
   StepResult r;
   auto sessions = ids(db,
-                      "SELECT id FROM sessions WHERE closed_at IS NOT NULL AND data_pruned_at IS NULL "
-                      "AND closed_at < ?1 ORDER BY closed_at, id LIMIT ?2",
+                      "SELECT s.id FROM sessions s WHERE s.closed_at IS NOT NULL AND s.data_pruned_at IS NULL "
+                      "AND s.closed_at < ?1 AND " + std::string(kNoRecentVersion) + " ORDER BY s.closed_at, s.id LIMIT ?2",
                       cutoff, batch);
   std::int64_t budget = batch;
   const std::string mark = iso_utc(now);
@@ -243,8 +247,8 @@ Tally pending(Db& db, const Cutoffs& c) {
     put("turn_events", count(db, "SELECT count(*) FROM turn_events x" + ended, c.turns));
     put("turn_plots", count(db, "SELECT count(*) FROM turn_plots x" + ended, c.turns));
     put("sessions", count(db, std::string("SELECT count(*) FROM sessions s WHERE ") + kIdleWhere, c.idle));
-    const std::string closed =
-        " JOIN sessions s ON s.id = x.session_id WHERE s.closed_at < ?1 AND s.data_pruned_at IS NULL";
+    const std::string closed = " JOIN sessions s ON s.id = x.session_id WHERE s.closed_at < ?1 AND s.data_pruned_at IS NULL AND " +
+                               std::string(kNoRecentVersion);
     put("dataset_versions", count(db, "SELECT count(*) FROM dataset_versions x" + closed, c.datasets));
     put("datasets", count(db, "SELECT count(*) FROM datasets x" + closed, c.datasets));
     put("idempotency", count(db, "SELECT count(*) FROM idempotency WHERE state = 'done' AND finished_at < ?1",

@@ -9,7 +9,8 @@
 //   idle          open sessions without activity since the cutoff are closed, reason 'idle' (the
 //                 schema's word; nothing else closes a forgotten session)
 //   datasets      every dataset version (and the dataset row) of sessions closed before the
-//                 cutoff; sessions.data_pruned_at marks it
+//                 cutoff with no version made since; sessions.data_pruned_at marks it (a later
+//                 paste, which a closed session still takes, clears the mark)
 //   idempotency   done answers finished before the cutoff (idempotency::prune_done)
 //   sweeps        sweeps last updated before the cutoff, their results first
 // Quota counters live in quota_days/quota_minutes (never pruned here) and every admin view reads

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/env.hpp"
+#include "store/datasets.hpp"
 #include "store/migrate.hpp"
 #include "store/quotas.hpp"
 #include "store/retention.hpp"
@@ -272,4 +273,27 @@ TEST_CASE("retention: quota counters and the admin views keep every row inside t
   }
   // A daily quota is booked against quota_days, which the prune never touches.
   CHECK(store::quotas::counts(*db, "alice", store::Counter::messages, now).day == 7);
+}
+
+TEST_CASE("retention: a paste into a closed session keeps its dataset until the paste is old too", "[retention]") {
+  TempDir dir;
+  auto db = store::test::migrated(dir.file("plotq.db"));
+  Cutoffs c = store::cutoffs_at(RetentionPolicy{}, kNow);
+  session(*db, "s", "u", c.datasets - 9 * kDay, c.datasets - 1);
+  dataset(*db, "s", 2, c.datasets - 9 * kDay);
+  session(*db, "s-pasted", "u", c.datasets - 9 * kDay, c.datasets - 1);
+  dataset(*db, "s-pasted", 1, c.datasets - 9 * kDay);
+  store::NewDatasetVersion paste{"s-pasted", store::DatasetSource::paste, "a\n2\n", std::nullopt, 1, 1, 1};
+  store::datasets::add_next_version(*db, paste, kNow - 3600);  // a closed session can still paste
+
+  CHECK(store::prune_all(*db, c, 100, kNow) == Tally{{"dataset_versions", 2}, {"datasets", 1}});
+  CHECK(rows(*db, "dataset_versions", "session_id = 's-pasted'") == 2);
+  // Pasted into again after its dataset went: the new version is the prune's again, once old.
+  paste.session_id = "s";
+  paste.parent_version.reset();
+  store::datasets::add_next_version(*db, paste, kNow);
+  CHECK(rows(*db, "sessions", "id = 's' AND data_pruned_at IS NULL") == 1);
+  CHECK(store::pending(*db, c).empty());
+  Cutoffs later = store::cutoffs_at(RetentionPolicy{}, kNow + 31 * kDay);
+  CHECK(store::prune_all(*db, later, 100, kNow + 31 * kDay) == Tally{{"dataset_versions", 3}, {"datasets", 2}});
 }
