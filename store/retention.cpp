@@ -8,6 +8,7 @@
 #include "common/settings.hpp"
 #include "store/error.hpp"
 #include "store/idempotency.hpp"
+#include "store/sweep_images.hpp"
 
 namespace plotq::store {
 
@@ -282,6 +283,14 @@ StepResult prune_step(Db& db, Family f, const Cutoffs& c, int batch, UnixSeconds
     tx.commit();
     return out;
   });
+  // After the commit, outside the write lock: the thumbnail directories of the sweeps that went,
+  // and of any a crash left without a row. A failure here is the next step's to retry.
+  if (f == Family::sweeps) {
+    try {
+      remove_orphan_sweep_images(db);
+    } catch (const StoreError&) {
+    }
+  }
   for (auto it = r.rows.begin(); it != r.rows.end();) it = it->second > 0 ? std::next(it) : r.rows.erase(it);
   return r;
 }

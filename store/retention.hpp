@@ -12,7 +12,8 @@
 //                 cutoff with no version made since; sessions.data_pruned_at marks it (a later
 //                 paste, which a closed session still takes, clears the mark)
 //   idempotency   done answers finished before the cutoff (idempotency::prune_done)
-//   sweeps        sweeps last updated before the cutoff, their results first
+//   sweeps        sweeps last updated before the cutoff, their results first; after the commit,
+//                 their thumbnail directories (store/sweep_images.hpp)
 // Quota counters live in quota_days/quota_minutes (never pruned here) and every admin view reads
 // at most the last day of the ledger, so a prune changes no quota and no view (the ledger's bound
 // keeps it so).

@@ -13,26 +13,12 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "common/sha256.hpp"
-#include "sandbox/output.hpp"
 #include "sweep/thumbnail.hpp"
 
 namespace plotq::runs {
 
-std::string sweep_images_dir(const std::string& db_path, std::int64_t sweep_id) {
-  return db_path + ".sweep-images/" + std::to_string(sweep_id);
-}
-
 std::string sweep_image_name(const std::string& rel_path, const std::string& theme) {
   return sha256_hex(rel_path).substr(0, 16) + "-" + theme + ".png";
-}
-
-void clear_sweep_images(const std::string& dir) {
-  std::string::size_type slash = dir.rfind('/');
-  std::string parent = slash == std::string::npos ? "." : dir.substr(0, slash);
-  int fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // no parent: nothing to clear
-  sandbox::remove_tree(fd, slash == std::string::npos ? dir : dir.substr(slash + 1));
-  ::close(fd);
 }
 
 namespace {

@@ -1,6 +1,6 @@
 // The thumbnails a sweep keeps for its HTML report: one PNG per file and theme that rendered,
-// scaled down (sweep/thumbnail.hpp), in a directory per sweep beside the store:
-//   <db>.sweep-images/<sweep id>/<first 16 hex of sha256(path)>-<theme>.png
+// scaled down (sweep/thumbnail.hpp), in the sweep's directory beside the store
+// (store/sweep_images.hpp, which also removes it): <dir>/<first 16 hex of sha256(path)>-<theme>.png
 // Files, not SQLite rows: the store stays small and its writes short, and a report copies them as
 // they are. The directory is named by the sweep's id (a label such as ".." is valid), emptied when a
 // new sweep takes the id, and lies beside the store, which the sandbox policy hides from jobs.
@@ -13,14 +13,10 @@
 
 namespace plotq::runs {
 
-std::string sweep_images_dir(const std::string& db_path, std::int64_t sweep_id);
 // A name of our own, never the untrusted path: 16 hex digits of its sha256, the theme, ".png".
 std::string sweep_image_name(const std::string& rel_path, const std::string& theme);
 // Thumbnails are at most this big; a larger file in the directory is not one of ours.
 constexpr std::size_t kThumbMaxBytes = 2u << 20;
-
-// Removes a sweep's directory (a new sweep whose id an old, removed one had). Never follows a link.
-void clear_sweep_images(const std::string& dir);
 
 // Scales and writes thumbnails on one worker thread, so that decoding a 3200x1800 PNG (0.13-0.18 s
 // measured on a loaded 2-core machine, most of it libpng's decode)

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "sandbox/output.hpp"
+#include "store/sweep_images.hpp"
 #include "sweep/images.hpp"
 #include "sweep/report_html.hpp"
 
@@ -87,7 +88,7 @@ int write_report_html(const std::string& db_path, const store::Sweep& sweep,
   try {
     std::filesystem::create_directories(dir);
     std::set<std::string> wanted = render_names(rows);
-    std::set<std::string> images = copy_images(runs::sweep_images_dir(db_path, sweep.id), dir + "/img", wanted);
+    std::set<std::string> images = copy_images(store::sweep_images_dir(db_path, sweep.id), dir + "/img", wanted);
     write_whole(dir + "/index.html", runs::report_html(report, rows, images));
     std::printf("wrote %s/index.html: %zu rows, %zu of %zu renders with a thumbnail\n", dir.c_str(), rows.size(),
                 images.size(), wanted.size());
@@ -101,8 +102,8 @@ int write_diff_html(const std::string& db_path, const store::Sweep& a, const sto
                     const nlohmann::json& diff, const std::string& dir) {
   try {
     std::filesystem::create_directories(dir);
-    std::set<std::string> ia = copy_images(runs::sweep_images_dir(db_path, a.id), dir + "/img/a", diff_names(diff, "a"));
-    std::set<std::string> ib = copy_images(runs::sweep_images_dir(db_path, b.id), dir + "/img/b", diff_names(diff, "b"));
+    std::set<std::string> ia = copy_images(store::sweep_images_dir(db_path, a.id), dir + "/img/a", diff_names(diff, "a"));
+    std::set<std::string> ib = copy_images(store::sweep_images_dir(db_path, b.id), dir + "/img/b", diff_names(diff, "b"));
     write_whole(dir + "/index.html", runs::diff_html(diff, ia, ib));
     std::printf("wrote %s/index.html: %zu differences, %zu thumbnails\n", dir.c_str(),
                 diff["count"].get<std::size_t>(), ia.size() + ib.size());

@@ -30,6 +30,7 @@
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
 #include "store/migrate.hpp"
+#include "store/sweep_images.hpp"
 #include "store/sweeps.hpp"
 #include "store/time.hpp"
 #include "sweep/backends.hpp"
@@ -167,7 +168,7 @@ struct RunSession {
              std::vector<runs::SweepFile> pending, std::size_t total)
       : db_path(db_path), db(db), sweep(sweep), jobs(jobs), pending(std::move(pending)), total(total),
         work(runs::pending_work(this->pending)), figure_files_left(work.figure_files),
-        images(runs::sweep_images_dir(db_path, sweep.id)) {}
+        images(store::sweep_images_dir(db_path, sweep.id)) {}
 
   int run();
   void watch_signals();
@@ -411,7 +412,7 @@ int sweep_run(const std::string& db_path, Args args) {
   if (!resuming) {
     sweep.id = store::sweeps::create(*db, sweep, store::now_unix());
     // A removed sweep may have had this id: its thumbnails are not this one's.
-    runs::clear_sweep_images(runs::sweep_images_dir(db_path, sweep.id));
+    store::remove_sweep_images(db_path, sweep.id);
   }
   std::vector<runs::SweepFile> pending;
   for (auto& f : files)

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "common/env.hpp"
@@ -11,6 +13,7 @@
 #include "store/migrate.hpp"
 #include "store/quotas.hpp"
 #include "store/retention.hpp"
+#include "store/sweep_images.hpp"
 #include "tests/retention/fixture.hpp"
 #include "tests/store/helpers.hpp"
 
@@ -296,4 +299,42 @@ TEST_CASE("retention: a paste into a closed session keeps its dataset until the 
   CHECK(store::pending(*db, c).empty());
   Cutoffs later = store::cutoffs_at(RetentionPolicy{}, kNow + 31 * kDay);
   CHECK(store::prune_all(*db, later, 100, kNow + 31 * kDay) == Tally{{"dataset_versions", 3}, {"datasets", 2}});
+}
+
+TEST_CASE("retention: a pruned sweep's thumbnails go with it - a kept one's stay and a directory no sweep has goes", "[retention]") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  auto db = store::test::migrated(dir.file("plotq.db"));
+  Cutoffs c = store::cutoffs_at(RetentionPolicy{}, kNow);
+  sweep(*db, "sw-old", c.sweeps - 1, 2);
+  sweep(*db, "sw-edge", c.sweeps, 2);
+  auto id_of = [&](const char* label) {
+    return db->sql().execAndGet(std::string("SELECT id FROM sweeps WHERE label = '") + label + "'").getInt64();
+  };
+  const std::int64_t old_id = id_of("sw-old"), edge_id = id_of("sw-edge");
+  auto thumb = [&](std::int64_t id) {
+    fs::create_directories(store::sweep_images_dir(db->path(), id));
+    std::ofstream(store::sweep_images_dir(db->path(), id) + "/0123456789abcdef-light.png") << "png";
+  };
+  thumb(old_id);
+  thumb(edge_id);
+  thumb(edge_id + 100);  // a crash between a sweep's rows and its files: no row names it
+  // A link in the root is removed as a link: what it points at stays.
+  fs::create_directories(dir.file("elsewhere"));
+  std::ofstream(dir.file("elsewhere/keep.txt")) << "keep";
+  fs::create_directory_symlink(dir.file("elsewhere"), store::sweep_images_root(db->path()) + "/999");
+  const std::string old_dir = store::sweep_images_dir(db->path(), old_id);
+
+  CHECK(store::pending(*db, c).at("sweeps") == 1);
+  CHECK(fs::exists(old_dir));  // a dry run touches no file
+  CHECK(store::prune_all(*db, c, 500, kNow).at("sweeps") == 1);
+  CHECK_FALSE(fs::exists(old_dir));
+  CHECK(fs::exists(store::sweep_images_dir(db->path(), edge_id) + "/0123456789abcdef-light.png"));
+  CHECK_FALSE(fs::exists(store::sweep_images_dir(db->path(), edge_id + 100)));
+  CHECK_FALSE(fs::exists(fs::symlink_status(store::sweep_images_root(db->path()) + "/999")));
+  CHECK(fs::exists(dir.file("elsewhere/keep.txt")));
+  // Nothing left to prune: the kept sweep's directory survives every later pass.
+  CHECK(store::prune_all(*db, c, 500, kNow).empty());
+  CHECK(store::remove_orphan_sweep_images(*db) == 0);
+  CHECK(fs::exists(store::sweep_images_dir(db->path(), edge_id)));
 }

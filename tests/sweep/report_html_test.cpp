@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "store/sweep_images.hpp"
 #include "sweep/images.hpp"
 #include "sweep/report.hpp"
 #include "sweep/report_html.hpp"
@@ -230,7 +231,7 @@ TEST_CASE("thumbnail: both canvases scale by a tenth, colours and alpha kept, ba
 
 TEST_CASE("image keeper: a thumbnail per theme under its own name, a bad PNG counted") {
   TempDir t;
-  std::string dir = runs::sweep_images_dir(t.file("p.db"), 7);
+  std::string dir = store::sweep_images_dir(t.file("p.db"), 7);
   CHECK(dir == t.file("p.db") + ".sweep-images/7");
   runs::ImageKeeper keeper(dir);
   keeper.keep(kHostilePath, {{"light", make_png(640, 360)}, {"dark", "garbage"}});
@@ -250,6 +251,6 @@ TEST_CASE("image keeper: a thumbnail per theme under its own name, a bad PNG cou
     CHECK(std::regex_match(e.path().filename().string(), std::regex("[0-9a-f]{16}-(light|dark)\\.png")));
   }
   CHECK(entries == 1);
-  runs::clear_sweep_images(dir);
+  store::remove_sweep_images(t.file("p.db"), 7);
   CHECK_FALSE(std::filesystem::exists(dir));
 }
