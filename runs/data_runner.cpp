@@ -21,7 +21,7 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Db& db, RunW
     done.result = interpret_data_job(std::move(job));
     auto ledger_start = std::chrono::steady_clock::now();
     try {
-      store::WriteTx tx(db);
+      store::WriteTx tx(db, "data_run");
       store::LedgerEntry row = ledger_row(who, store::RunKind::data, done.result.job, done.result.outcome, slot_wait_s);
       done.ledger_id = store::ledger::insert(db, row);
       if (keep) keep(done);

@@ -60,7 +60,7 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
 bool book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s,
                       const std::function<void()>& keep) {
   try {
-    store::WriteTx tx(db);
+    store::WriteTx tx(db, "render_rows");
     std::vector<store::LedgerEntry> rows;
     for (const auto& [theme, run] : result.outputs) {
       store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"

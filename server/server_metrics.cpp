@@ -15,7 +15,6 @@ struct ServerMetrics {
   metrics::CounterFamily& events_sent;
   metrics::CounterFamily& resumes;
   metrics::CounterFamily& refusals;
-  metrics::HistogramFamily& commit_seconds;
   metrics::CounterFamily& checkpoints;
 };
 
@@ -34,8 +33,6 @@ ServerMetrics& m() {
       r.counter("plotq_sse_resumes_total", "resumed turn streams (GET .../events)"),
       r.counter("plotq_turn_refusals_total", "chat turns refused, by refusal code (rate_limited, daily_limit, ...)",
                 {"code"}),
-      r.histogram("plotq_store_commit_seconds", "store commits on the loop, by what they store", {"what"},
-                  metrics::kFastSecondsBuckets),
       r.counter("plotq_store_checkpoints_total", "WAL checkpoint runs of the periodic step, by result", {"result"}),
   };
   return x;
@@ -58,7 +55,6 @@ void register_server_metrics() {
                         CloseReason::shutdown})
     x.streams_closed.with({to_string(r)});
   for (const char* s : {"live", "replay"}) x.events_sent.with({s});
-  x.commit_seconds.with({"turn_events"});
   for (const char* s : {"complete", "partial", "busy", "failed"}) x.checkpoints.with({s});
 }
 
@@ -77,7 +73,6 @@ void count_stream_closed(CloseReason reason) {
 void count_events_sent(std::string_view source, std::size_t n) { m().events_sent.with({source}).inc(n); }
 void count_resume() { m().resumes.with({}).inc(); }
 void count_turn_refusal(std::string_view code) { m().refusals.with({code}).inc(); }
-void observe_commit(std::string_view what, double seconds) { m().commit_seconds.with({what}).observe(seconds); }
 void count_checkpoint(std::string_view result) { m().checkpoints.with({result}).inc(); }
 
 }  // namespace plotq::server

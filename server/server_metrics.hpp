@@ -18,7 +18,6 @@ void count_stream_closed(CloseReason reason);
 void count_events_sent(std::string_view source, std::size_t n = 1);  // source: live | replay
 void count_resume();
 void count_turn_refusal(std::string_view code);
-void observe_commit(std::string_view what, double seconds);
 void count_checkpoint(std::string_view result);  // complete | partial | busy | failed
 
 // Every family at zero (plotqd calls it before it listens).

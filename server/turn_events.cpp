@@ -10,7 +10,7 @@
 
 #include "common/log.hpp"
 #include "server/errors.hpp"
-#include "server/server_metrics.hpp"
+#include "store/store_metrics.hpp"
 #include "store/db.hpp"
 #include "store/turn_event_writer.hpp"
 #include "store/turns.hpp"
@@ -71,7 +71,7 @@ void EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
     for (auto& p : batch) write(p);
     tx.commit();
     ++commits_;
-    observe_commit("turn_events", std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    store::observe_commit("turn_events", std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     return;
   } catch (const std::exception& e) {
     log_event("turn_events_store_failed", {{"events", batch.size()}, {"class", typeid(e).name()}, {"what", e.what()}});

@@ -69,7 +69,7 @@ void complete(Db& db, const std::string& job_id, const std::string& kind, const 
               UnixSeconds now) {
   guarded("complete idempotency key", [&] {
     SQLite::Database& s = db.sql();
-    WriteTx tx(db);  // joins the caller's transaction (the run's ledger row) when one is open
+    WriteTx tx(db, "idempotency");  // joins the caller's transaction (the run's ledger row) when one is open
     SQLite::Statement u(s,
                         "UPDATE idempotency SET state = 'done', response = ?, finished_at = ? "
                         "WHERE job_id = ? AND kind = ? AND state = 'running'");

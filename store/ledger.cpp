@@ -43,7 +43,7 @@ LedgerEntry row(SQLite::Statement& q) {
 std::int64_t insert(Db& db, const LedgerEntry& e) {
   detail::require_id("job id", e.job_id);
   return guarded("insert ledger entry", [&] {
-    WriteTx tx(db);  // joins the caller's transaction when one is open
+    WriteTx tx(db, "ledger");  // joins the caller's transaction when one is open
     detail::ensure_user(db.sql(), e.user_id, e.created_at);
     SQLite::Statement q(db.sql(),
                         "INSERT INTO runs(job_id, kind, user_id, session_id, turn_id, theme, created_at, "

@@ -1,5 +1,5 @@
 // GET /metrics of a real plotqd: scraped, then real work (chat turns: a plain one, a data run, a
-// refused one; a resume; POST /run-data; an unknown path), scraped again: every counter the work
+// refused one; a resume; POST /run-data; POST /render; an unknown path), scraped again: every counter the work
 // touches moved by exactly that work and its families by nothing more; the ledger agrees with the
 // runs counter. And the caller check: off loopback only with PLOTQ_METRICS_TOKEN.
 #include <catch2/catch.hpp>
@@ -13,6 +13,7 @@
 
 #include "store/db.hpp"
 #include "store/ledger.hpp"
+#include "tests/support/dev_plotqd.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/test_client.hpp"
 
@@ -116,6 +117,7 @@ TEST_CASE("scrape: the counters move by exactly the work done", "[metrics][plotq
   CHECK(a.count(R"(plotq_queue_capacity_refusals_total{holder="turn"})"));
   CHECK(a.count(R"(plotq_queue_slot_busy{slot="0"})"));
   CHECK(a.count("plotq_store_wal_bytes"));
+  CHECK(a.count(R"(plotq_store_commit_seconds_count{what="data_run"})"));
 
   // The work.
   auto created = http_request(d.port(), "POST", "/v1/sessions", "", ann);
@@ -163,6 +165,12 @@ TEST_CASE("scrape: the counters move by exactly the work done", "[metrics][plotq
   auto run = http_request(d.port(), "POST", "/run-data",
                           json{{"job_id", "metrics-1"}, {"source", kRows}, {"timeout_s", 20}}.dump(), {}, 60s);
   CHECK(run.status == 200);
+  auto render = http_request(d.port(), "POST", "/render",
+                             json{{"job_id", "metrics-2"}, {"source", plotq::test::kLinePlot}, {"library", "matplotlib"},
+                                  {"themes", {"light"}}, {"timeout_s", 60}}
+                                 .dump(),
+                             {}, 120s);
+  CHECK(render.status == 200);
   CHECK(http_request(d.port(), "GET", "/no/such/path").status == 404);
 
   const Scrape b = scrape(d.port());
@@ -170,31 +178,37 @@ TEST_CASE("scrape: the counters move by exactly the work done", "[metrics][plotq
   // HTTP: by route pattern (never the raw path), method and status.
   const std::string req = "plotq_http_requests_total";
   const auto http = moved(a, b, req);
-  CHECK(http.size() == 6);
+  CHECK(http.size() == 7);
   CHECK(at(http, req + R"({route="/v1/sessions",method="POST",status="201"})") == 1);
   CHECK(at(http, req + R"({route="/v1/sessions/{id}/messages",method="POST",status="200"})") == 3);
   CHECK(at(http, req + R"({route="/v1/sessions/{id}/turns/{turn}/events",method="GET",status="200"})") == 1);
   CHECK(at(http, req + R"({route="/run-data",method="POST",status="200"})") == 1);
+  CHECK(at(http, req + R"({route="/render",method="POST",status="200"})") == 1);
   CHECK(at(http, req + R"({route="unmatched",method="GET",status="404"})") == 1);
   CHECK(at(http, req + R"({route="/metrics",method="GET",status="200"})") == 1);  // scrape a
   for (const auto& [k, v] : http) CHECK(k.find(sid) == std::string::npos);
   CHECK(delta(a, b, R"(plotq_http_request_seconds_count{route="/run-data"})") == 1);
 
-  // Sandbox runs: the turn's data run and /run-data's, nothing else; the ledger has the same two.
+  // Sandbox runs: the turn's data run and /run-data's, /render's one theme, nothing else; the
+  // ledger has the same three.
   auto runs = moved(a, b, "plotq_sandbox_runs_total");
-  CHECK(runs == std::map<std::string, double>{{R"(plotq_sandbox_runs_total{kind="data",library="none",outcome="ok"})", 2}});
+  CHECK(runs == std::map<std::string, double>{
+                    {R"(plotq_sandbox_runs_total{kind="data",library="none",outcome="ok"})", 2},
+                    {R"(plotq_sandbox_runs_total{kind="render",library="matplotlib",outcome="ok"})", 1}});
   CHECK(delta(a, b, R"(plotq_sandbox_run_wall_seconds_count{kind="data"})") == 2);
   CHECK(delta(a, b, R"(plotq_sandbox_run_cpu_seconds_count{kind="data"})") == 2);
   CHECK(delta(a, b, R"(plotq_sandbox_attempts_total{kind="data"})") == 2);
+  CHECK(delta(a, b, R"(plotq_sandbox_run_wall_seconds_count{kind="render"})") == 1);
+  CHECK(delta(a, b, R"(plotq_sandbox_attempts_total{kind="render"})") == 1);
   {
     auto db = plotq::store::Db::open(dir.file("plotq.db"));
     plotq::store::LedgerQuery q;
-    CHECK(plotq::store::ledger::query(*db, q).size() == 2);
+    CHECK(plotq::store::ledger::query(*db, q).size() == 3);
   }
 
   // Queue: one grant for a turn, one for a job; nothing refused or expired; the slot free again.
   CHECK(delta(a, b, R"(plotq_queue_slot_wait_seconds_count{holder="turn"})") == 1);
-  CHECK(delta(a, b, R"(plotq_queue_slot_wait_seconds_count{holder="job"})") == 1);
+  CHECK(delta(a, b, R"(plotq_queue_slot_wait_seconds_count{holder="job"})") == 2);
   CHECK(moved(a, b, "plotq_queue_capacity_refusals_total").empty());
   CHECK(moved(a, b, "plotq_queue_max_wait_expiries_total").empty());
   CHECK(at(b, R"(plotq_queue_slot_busy{slot="0"})") == 0);
@@ -214,6 +228,9 @@ TEST_CASE("scrape: the counters move by exactly the work done", "[metrics][plotq
   double commits = delta(a, b, R"(plotq_store_commit_seconds_count{what="turn_events"})");
   CHECK(commits >= 1);
   CHECK(commits <= double(live));
+  // The jobs' write transactions: each data run's ledger row with its answer, the render's rows.
+  CHECK(delta(a, b, R"(plotq_store_commit_seconds_count{what="data_run"})") == 2);
+  CHECK(delta(a, b, R"(plotq_store_commit_seconds_count{what="render_rows"})") == 1);
   CHECK(at(b, "plotq_store_wal_bytes") > 0);
 }
 

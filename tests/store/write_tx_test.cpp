@@ -2,6 +2,9 @@
 // answer kept for its retries are both stored or neither).
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
+#include "common/metrics.hpp"
 #include "store/idempotency.hpp"
 #include "store/ledger.hpp"
 #include "store/write_tx.hpp"
@@ -24,6 +27,15 @@ LedgerEntry row(const std::string& job_id) {
   return e;
 }
 
+// plotq_store_commit_seconds_count{what="..."} as the registry renders it now.
+double commits(const std::string& what) {
+  std::istringstream in(plotq::metrics::registry().render());
+  const std::string key = "plotq_store_commit_seconds_count{what=\"" + what + "\"} ";
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind(key, 0) == 0) return std::stod(l.substr(key.size()));
+  return -1;  // not registered
+}
+
 std::size_t rows_of(Db& db, const std::string& job_id) {
   LedgerQuery q;
   q.job_id = job_id;
@@ -37,7 +49,7 @@ TEST_CASE("write_tx: a ledger row and a kept answer inside one WriteTx commit to
   auto db = migrated(t.file("p.db"));
   REQUIRE(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::started);
   {
-    WriteTx tx(*db);
+    WriteTx tx(*db, "ledger");
     CHECK_FALSE(tx.joined());
     ledger::insert(*db, row("j"));
     idempotency::complete(*db, "j", "data", "{\"a\":1}", kNow);
@@ -57,7 +69,7 @@ TEST_CASE("write_tx: when the answer is refused the row goes too - and the claim
   db->sql().exec("CREATE TRIGGER refuse BEFORE UPDATE OF state ON idempotency WHEN NEW.state = 'done' "
                  "BEGIN SELECT RAISE(ABORT, 'no room'); END");
   CHECK(code_of([&] {
-          WriteTx tx(*db);
+          WriteTx tx(*db, "ledger");
           ledger::insert(*db, row("j"));
           idempotency::complete(*db, "j", "data", "{}", kNow);
           tx.commit();
@@ -73,9 +85,9 @@ TEST_CASE("write_tx: a WriteTx inside another joins it - its commit waits for th
   TempDir t;
   auto db = migrated(t.file("p.db"));
   {
-    WriteTx outer(*db);
+    WriteTx outer(*db, "data_run");
     {
-      WriteTx inner(*db);
+      WriteTx inner(*db, "ledger");
       CHECK(inner.joined());
       ledger::insert(*db, row("j"));
       inner.commit();
@@ -83,4 +95,23 @@ TEST_CASE("write_tx: a WriteTx inside another joins it - its commit waits for th
     // The outer one is dropped without a commit: the inner's row goes with it.
   }
   CHECK(rows_of(*db, "j") == 0);
+}
+
+TEST_CASE("write_tx: an own transaction is timed once by its owner's label - a joined or dropped one is not") {
+  TempDir t;
+  auto db = migrated(t.file("p.db"));
+  const double data_run = commits("data_run"), ledger_alone = commits("ledger");
+  REQUIRE(data_run >= 0);  // present before any write
+  REQUIRE(ledger_alone >= 0);
+  {
+    WriteTx outer(*db, "data_run");
+    ledger::insert(*db, row("a"));  // joins: not timed as "ledger"
+    outer.commit();
+  }
+  CHECK(commits("data_run") == data_run + 1);
+  CHECK(commits("ledger") == ledger_alone);
+  ledger::insert(*db, row("b"));  // alone: its own transaction
+  CHECK(commits("ledger") == ledger_alone + 1);
+  { WriteTx dropped(*db, "data_run"); }  // rolled back: no commit to time
+  CHECK(commits("data_run") == data_run + 1);
 }
