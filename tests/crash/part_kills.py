@@ -66,6 +66,37 @@ def clear_failure(status, body):
     return status >= 500 and isinstance(body, dict) and body.get("detail") in CLEAR
 
 
+def scrape(d):
+    """GET /metrics (loopback: no token) as {"name{labels}": value}."""
+    status, raw = request(d.port, "GET", "/metrics")
+    if status != 200:
+        raise RuntimeError("GET /metrics answered %d" % status)
+    out = {}
+    for line in raw.decode().splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            out[key] = float(value)
+    return out
+
+
+# What each kill must move, by exactly this much (docs/metrics.md): the part's exits and the
+# starts of the one that replaced it, and nothing else of the kind.
+PART_METRICS = {
+    "job": {'plotq_zygote_exits_total{mode="data"}': 0, 'plotq_zygote_starts_total{mode="data"}': 0,
+            'plotq_sandbox_runs_total{kind="data",library="none",outcome="crashed"}': 1},
+    "zygote": {'plotq_zygote_exits_total{mode="data"}': 1, 'plotq_zygote_starts_total{mode="data"}': 1},
+    "chromium": {"plotq_chromium_exits_total": 1, "plotq_chromium_starts_total": 1},
+}
+
+
+def check_metrics(part, before, after, fail):
+    for key, want in PART_METRICS[part].items():
+        got = after.get(key, 0) - before.get(key, 0)
+        print("parts: metrics %s moved by %g (want %g)" % (key, got, want))
+        if got != want:
+            fail.append("%s: %s moved by %g, not %g" % (part, key, got, want))
+
+
 def zygotes(d):
     return [p for p in procs.tree(d.pid) if p["part"] == "zygote"]
 
@@ -114,7 +145,6 @@ def kill_zygote(d, fail, job_id, quick_data):
 
 def kill_chromium(d, fail, job_id, plotly):
     """Chromium while it draws a figure: answered, a fresh renderer draws the next one."""
-    plotly("warm-up")
     call = Call(d.port, "/render", {"job_id": job_id("big"), "source": BIG_PLOTLY, "library": "plotly",
                                     "themes": ["light"], "timeout_s": 60})
     call.start()
@@ -180,6 +210,9 @@ def main():
             print("PLOTQ-SKIP: the sandbox cannot run here (plotqd --check-sandbox)")
             return 0
         quick_data("start")  # the data zygote is up
+        if args.part == "chromium":
+            plotly("warm-up")  # the renderer is up before the scrape: its start is not the kill's
+        before = scrape(d)
         if args.part == "job":
             kill_job(d, fail, job_id, quick_data)
         elif args.part == "zygote":
@@ -191,6 +224,8 @@ def main():
             kill_chromium(d, fail, job_id, plotly)
         if d.proc.poll() is not None:
             fail.append("plotqd exited during the part kill")
+        else:
+            check_metrics(args.part, before, scrape(d), fail)
     finally:
         d.stop()
     for f in fail:
