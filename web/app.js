@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { session: null, turn: null, lastId: 0, done: true, controller: null };
+const state = { session: null, turn: null, lastId: 0, done: true, controller: null, retryAfter: 0 };
 
 const STEP_LABELS = {
   ready: "ready", queued: "queued", validating: "checking", running: "running",
@@ -145,6 +145,7 @@ function showEvent(view, name, data) {
       view.body.append(p);
       break;
     }
+    case "closing": note("The server is restarting. This turn goes on; the page reconnects by itself."); break;
     case "done": markStep(view, "done"); pollStatus(); break;
     default: break;
   }
@@ -191,6 +192,7 @@ async function readStream(res, view) {
       let parsed = {};
       try { parsed = JSON.parse(data); } catch (_) { continue; }
       if (name === "ready" && parsed.turn) state.turn = parsed.turn;
+      if (name === "closing") state.retryAfter = Number(parsed.retry_after_s) || 1;
       showEvent(view, name, parsed);
       if (name === "done") { state.done = true; return true; }
     }
@@ -198,19 +200,40 @@ async function readStream(res, view) {
   return state.done;
 }
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Milliseconds before the next try: 1, 2, 4, 8 ... seconds as tries fail in a row, never more
+// than a draining server's hint (its closing event's retry_after_s or a 503's Retry-After: when it
+// will surely be back) and never more than 30 s. A restart that is quicker than its hint is found.
+function retryDelay(failures, hint) {
+  const cap = Math.min(30, Math.max(1, Number(hint) || 30));
+  return Math.min(cap, 2 ** Math.min(failures, 5)) * 1000;
+}
+
 async function follow(res, view) {
-  // Reconnect with Last-Event-ID until the turn's done event arrived.
-  for (let attempt = 0; attempt < 20; ++attempt) {
-    let finished = false;
-    try { finished = await readStream(res, view); } catch (_) { finished = false; }
-    if (finished || !state.turn) break;
-    await new Promise((r) => setTimeout(r, 1000));
+  // Reconnect with Last-Event-ID until the turn's done event arrived. A server that drains ends
+  // the stream with `closing` and answers a resume 503 with Retry-After until it is back (or
+  // another instance answers); a server that is down refuses the connection: both are retried.
+  let failures = 0;
+  for (let attempt = 0; attempt < 60; ++attempt) {
+    if (res) {
+      let finished = false;
+      try { finished = await readStream(res, view); } catch (_) { finished = false; }
+      if (finished || !state.turn) break;
+      failures = 0;
+    }
+    await sleep(retryDelay(failures++, state.retryAfter));
+    res = null;
     try {
-      res = await fetch(`/v1/sessions/${state.session}/turns/${state.turn}/events`,
+      const next = await fetch(`/v1/sessions/${state.session}/turns/${state.turn}/events`,
         { headers: headers({ "Last-Event-ID": String(state.lastId) }) });
-      if (!res.ok) break;
-    } catch (_) { /* try again */ }
+      if (next.status === 503) state.retryAfter = next.headers.get("Retry-After");
+      else if (!next.ok) break;
+      else res = next;
+    } catch (_) { /* not reachable: try again */ }
   }
+  state.retryAfter = 0;
+  if (state.done) note("");
   turnEnded();
 }
 

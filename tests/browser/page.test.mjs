@@ -287,6 +287,34 @@ try {
     await tabs[2].screenshot({ path: path.join(outDir, "8-capacity.png"), fullPage: true });
     small.child.kill("SIGTERM");
   });
+
+  // The drain, as a person sees it: plotqd is told to stop (SIGTERM) while a plot runs. The stream
+  // ends with `closing` and the page says so; the render finishes within the grace and is stored;
+  // the page keeps trying (503 while draining, refused while down) and, once plotqd is back on the
+  // same file and port, resumes with Last-Event-ID and shows the rest of the turn exactly once.
+  await check("a restart mid-turn is ridden out: closing - then the rest of the turn from the restarted server", async () => {
+    const first = await startServer("drain", { PLOTQ_SHUTDOWN_GRACE_S: "60" });
+    const { page: tab } = await openTab(browser, first.base, "dana");
+    await tab.check("input[name=mode][value=plot]");
+    await tab.fill("#text", "draw through a restart");
+    await tab.fill("#code", PLOT_CODE);
+    await tab.click("#send");
+    const turn = tab.locator(".turn").last();
+    await turn.locator(".step", { hasText: /running|rendering/ }).waitFor({ timeout: 60000 });
+    const exited = new Promise((r) => first.child.on("exit", r));
+    first.child.kill("SIGTERM");
+    await tab.waitForFunction(() => /server is restarting/.test(document.getElementById("form-note").textContent),
+                              null, { timeout: 10000 });
+    assert.equal(await turn.locator(".step.done").count(), 0);  // not ended by the close
+    assert.equal(await exited, 0);  // the drain ended once the render was stored
+    await startServer("drain", { PLOTQ_LISTEN: new URL(first.base).host });
+    await turn.locator(".step.done").waitFor({ timeout: 60000 });
+    assert.equal(await turn.locator(".problem").count(), 0);  // not abandoned: drawn within the grace
+    assert.equal(await turn.locator(".plots").count(), 1);  // the plot, once
+    assert.equal(await turn.locator(".plots img").count(), 1);
+    assert.equal(await tab.locator("#form-note").textContent(), "");
+    await tab.screenshot({ path: path.join(outDir, "9-drain.png"), fullPage: true });
+  });
 } finally {
   await browser.close();
   for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
