@@ -730,6 +730,17 @@ def prepare_data_code(source, max_chars=MAX_DATA_CODE_CHARS):
     findings = checker.findings
     if not _assigns_df_at_top_level(tree.body):
         findings.append(_finding("df-missing", 0))
+    if not findings:
+        # ast.parse admits what only the compiler refuses ("df = *[1]", "return" or "break" at
+        # top level): the harness compiles this very tree, so compile it here and answer such a
+        # snippet as syntax rather than hand over a tree that cannot run.
+        try:
+            compile(tree, "snippet.py", "exec")
+        except SyntaxError as exc:
+            line = exc.lineno if isinstance(exc.lineno, int) and exc.lineno > 0 else 0
+            findings.append(_finding("syntax", line))
+        except (ValueError, RecursionError, MemoryError):
+            findings.append(_finding("syntax", 0))
     findings = _sorted_unique(findings)
     return (tree if not findings else None), findings
 

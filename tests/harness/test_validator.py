@@ -30,7 +30,10 @@ def wrap(body):
 # code -> (triggering snippets, benign look-alikes)
 CASES = {
     "size": ([wrap("x = 1\n" * 1500)], [wrap("x = 1\n" * 100)]),
-    "syntax": ([wrap("x = (1,\n"), wrap("def f(:\n    pass\n")], [wrap("x = (1,)\n")]),
+    "syntax": ([wrap("x = (1,\n"), wrap("def f(:\n    pass\n"),
+                # parse, but only the compiler refuses them (fuzz/corpus/validator/crash-starred-assign)
+                wrap("df =* [22, 8, 9]\n"), wrap("return 1\n"), wrap("break\n")],
+               [wrap("x = (1,)\n"), wrap("a, *b = [1, 2, 3]\n")]),
     "banned-import": ([wrap("import sklearn\n"), wrap("import matplotlib.pyplot as plt\n"),
                        wrap("import scipy\n"), wrap("from scipy import odr\n"),
                        wrap("import statsmodels.api as sm\n"), wrap("import sys\n"),
