@@ -7,7 +7,9 @@ namespace plotq::runs {
 
 std::variant<table::ParseError, AddedVersion> add_table_version(store::Db& db, std::string_view text,
                                                                 const DatasetOrigin& origin, const table::Caps& caps) {
-  table::ParseResult parsed = table::parse_table(text, caps);
+  // A data run's out.csv is pandas' (sep ','): a one-column table of "a;b" cells is one column.
+  const auto how = origin.source == store::DatasetSource::code ? table::Delimiter::comma : table::Delimiter::sniff;
+  table::ParseResult parsed = table::parse_table(text, caps, how);
   if (auto* err = std::get_if<table::ParseError>(&parsed)) return std::move(*err);
   AddedVersion out{std::move(std::get<table::Table>(parsed)), {}};
   if (origin.need_number_column && !out.table.has_number_or_date_column())

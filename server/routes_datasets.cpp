@@ -83,7 +83,7 @@ void register_dataset_routes(App& app) {
     if (!v) return res->send_error("not_found");
     // Column types are not stored: the canonical CSV is read again (it always parses).
     nlohmann::json columns = nlohmann::json::array();
-    table::ParseResult parsed = table::parse_table(v->csv);
+    table::ParseResult parsed = table::parse_table(v->csv, {}, table::Delimiter::comma);
     if (const auto* t = std::get_if<table::Table>(&parsed)) columns = columns_json(*t);
     res->send_json(200, {{"version", v->version},
                          {"rows", v->rows},

@@ -160,8 +160,11 @@ ColumnType infer_and_canonicalize(std::vector<std::string*>& cells, bool allow_d
     return ColumnType::number;
   }
   if (all_comma) {
-    for (std::string* c : cells)
+    // Its integers lose a '+' as a number column's do: "+0" is written "0" either way.
+    for (std::string* c : cells) {
       if (auto v = decimal_comma(*c)) *c = *v;
+      else strip_plus(*c);
+    }
     return ColumnType::number;
   }
   if (all_bool) {

@@ -63,7 +63,13 @@ std::optional<std::vector<Record>> read_records(std::string_view text, char deli
 }
 
 void append_csv_field(std::string& out, std::string_view field) {
-  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+  // Every delimiter the sniffer weighs is quoted, not only ',': so the CSV, pasted back (or read
+  // by a tool that sniffs), is read with commas, never with a cell's ';' or '|'.
+  // And a field that begins as the reader would take the text's start: '[' or '{' (JSON), or a
+  // U+FEFF that would be stripped as a byte-order mark.
+  const bool begins_oddly = !field.empty() && (field[0] == '[' || field[0] == '{' || field.substr(0, 3) == "\xEF\xBB\xBF");
+  if (!begins_oddly && field.find_first_of(kDelimiters) == std::string_view::npos &&
+      field.find_first_of("\"\r\n") == std::string_view::npos) {
     out.append(field);
     return;
   }
@@ -75,20 +81,26 @@ void append_csv_field(std::string& out, std::string_view field) {
   out.push_back('"');
 }
 
-std::string write_csv(const Table& t) {
-  std::string out;
-  for (std::size_t i = 0; i < t.columns.size(); ++i) {
+namespace {
+
+// One record: a lone empty field is written "" (an empty line would be read as no record).
+void append_record(std::string& out, const std::vector<std::string>& fields) {
+  if (fields.size() == 1 && fields[0].empty()) out.append("\"\"");
+  for (std::size_t i = 0; i < fields.size(); ++i) {
     if (i) out.push_back(',');
-    append_csv_field(out, t.columns[i].name);
+    append_csv_field(out, fields[i]);
   }
   out.push_back('\n');
-  for (const auto& row : t.rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (i) out.push_back(',');
-      append_csv_field(out, row[i]);
-    }
-    out.push_back('\n');
-  }
+}
+
+}  // namespace
+
+std::string write_csv(const Table& t) {
+  std::string out;
+  std::vector<std::string> names;
+  for (const auto& c : t.columns) names.push_back(c.name);
+  append_record(out, names);
+  for (const auto& row : t.rows) append_record(out, row);
   return out;
 }
 

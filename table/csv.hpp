@@ -17,7 +17,12 @@ using Record = std::vector<std::string>;
 std::optional<std::vector<Record>> read_records(std::string_view text, char delimiter,
                                                 std::size_t max_records);
 
-// Canonical CSV: comma, \n line ends, a field quoted only when it holds a comma, quote, CR or LF.
+// The delimiters a paste may use, in the sniffer's order of preference (a tie goes to the first).
+inline constexpr std::string_view kDelimiters = ",;\t|";
+
+// Canonical CSV: comma, \n line ends, a field quoted only when it holds one of kDelimiters, a
+// quote, CR or LF, or begins with '[', '{' or U+FEFF (so a paste of it is read back to the same table);
+// a record of one empty field is "".
 std::string write_csv(const Table& t);
 void append_csv_field(std::string& out, std::string_view field);
 

@@ -113,29 +113,65 @@ bool valid_utf8(std::string_view s) {
   return true;
 }
 
-char sniff_delimiter(std::string_view text) {
-  const char candidates[] = {',', ';', '\t', '|'};
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  while (start <= text.size() && lines.size() < 10) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = trim(text.substr(start, end - start));
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty()) lines.push_back(line);
-    if (end == text.size()) break;
-    start = end + 1;
+namespace {
+
+// How often `d` separates fields in each of the first `max_records` non-blank records, read as
+// read_records reads them: a quote opens a field only at its start, and what it quotes (a
+// delimiter, a newline) is not counted; `stray` is set by a quote inside an unquoted field.
+// Counting quoted characters made the canonical CSV of a table whose cells hold '|' re-parse with
+// '|' (found by fuzz/table's round trip).
+struct DelimiterCounts {
+  std::vector<std::size_t> per_record;
+  bool stray = false;
+};
+DelimiterCounts delimiters_per_record(std::string_view text, char d, std::size_t max_records) {
+  DelimiterCounts out;
+  std::size_t count = 0;
+  bool in_quotes = false, field_start = true, blank = true;
+  auto end_record = [&] {
+    if (!blank) out.per_record.push_back(count);
+    count = 0;
+    field_start = blank = true;
+  };
+  for (std::size_t i = 0; i < text.size() && out.per_record.size() < max_records; ++i) {
+    char c = text[i];
+    if (in_quotes) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') ++i;
+      else if (c == '"') in_quotes = false;
+      continue;
+    }
+    if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      end_record();
+      continue;
+    }
+    if (c != ' ' && c != '\t') blank = false;
+    if (c == '"' && field_start) {
+      in_quotes = true;
+      field_start = false;
+    } else if (c == d) {
+      ++count;
+      field_start = true;
+    } else {
+      if (c == '"') out.stray = true;
+      field_start = false;
+    }
   }
+  if (out.per_record.size() < max_records) end_record();
+  return out;
+}
+
+}  // namespace
+
+char sniff_delimiter(std::string_view text) {
   char best = '\0';
   std::size_t best_score = 0;
-  for (char d : candidates) {
-    std::size_t first = 0;
-    bool consistent = true;
+  for (char d : kDelimiters) {
+    DelimiterCounts counts = delimiters_per_record(text, d, 10);
+    bool consistent = counts.per_record.size() >= 2 && !counts.stray;
     std::size_t total = 0;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      std::size_t n = std::count(lines[i].begin(), lines[i].end(), d);
-      if (i == 0) first = n;
-      else if (n != first) consistent = false;
+    for (std::size_t n : counts.per_record) {
+      if (n != counts.per_record.front()) consistent = false;
       total += n;
     }
     // A delimiter found the same number of times on every line wins over one that is not.
@@ -145,7 +181,7 @@ char sniff_delimiter(std::string_view text) {
   return best;
 }
 
-ParseResult parse_table(std::string_view text, const Caps& caps) {
+ParseResult parse_table(std::string_view text, const Caps& caps, Delimiter how) {
   if (text.size() > caps.max_bytes) return ParseError{"too_long", 413};
   if (!valid_utf8(text)) return ParseError{"encoding"};
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
@@ -156,11 +192,11 @@ ParseResult parse_table(std::string_view text, const Caps& caps) {
 
   Table t;
   char delimiter = ',';
-  if (text[first] == '[' || text[first] == '{') {
+  if (how == Delimiter::sniff && (text[first] == '[' || text[first] == '{')) {  // plotq's own text is CSV
     auto r = from_json(text, caps, t);
     if (std::holds_alternative<ParseError>(r)) return r;
   } else {
-    delimiter = sniff_delimiter(text);
+    delimiter = how == Delimiter::comma ? ',' : sniff_delimiter(text);
     auto records = read_records(text, delimiter == '\0' ? '\x01' : delimiter, caps.max_rows + 1);
     if (!records) {
       // Either an unterminated quote or more rows than the cap allows.
@@ -171,15 +207,20 @@ ParseResult parse_table(std::string_view text, const Caps& caps) {
     if (records->size() - 1 > caps.max_rows) return ParseError{"too_many_rows"};
     const Record& header = records->front();
     if (header.size() > caps.max_columns) return ParseError{"too_many_columns"};
-    for (const auto& h : header) t.columns.push_back(Column{std::string(trim(h)), ColumnType::text});
+    for (const auto& h : header) t.columns.push_back(Column{h, ColumnType::text});
     for (std::size_t r = 1; r < records->size(); ++r) {
       Record& rec = (*records)[r];
       if (rec.size() > header.size()) return ParseError{"unparseable"};
       rec.resize(header.size());  // short rows: missing trailing cells are empty
-      for (auto& c : rec) c = std::string(trim(c));
       t.rows.push_back(std::move(rec));
     }
   }
+
+  // Names and cells without their outer spaces, whichever way they came (JSON's as CSV's: a
+  // table reads the same as its canonical CSV, which cannot keep them).
+  for (auto& col : t.columns) col.name = std::string(trim(col.name));
+  for (auto& row : t.rows)
+    for (auto& c : row) c = std::string(trim(c));
 
   // Header names: non-empty, unique, capped.
   std::set<std::string> seen;

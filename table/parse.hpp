@@ -19,9 +19,18 @@ struct ParseError {
 
 using ParseResult = std::variant<Table, ParseError>;
 
-ParseResult parse_table(std::string_view text, const Caps& caps = {});
+// How a text's fields are separated: a paste's is sniffed (any of kDelimiters); text plotq wrote
+// itself, the canonical CSV and a data run's out.csv (pandas, sep ','), is known to use commas,
+// and sniffing it could take a cell's ';' or '|' for the delimiter (nor is it ever JSON: a first
+// column named "[x]" is a name).
+enum class Delimiter { sniff, comma };
 
-// Picks the delimiter among , ; tab | from the first 10 non-blank lines ('\0' = one column).
+ParseResult parse_table(std::string_view text, const Caps& caps = {}, Delimiter delimiter = Delimiter::sniff);
+
+// Picks the delimiter among kDelimiters from the first 10 non-blank records ('\0' = one column).
+// Quoted text is not counted; a delimiter is consistent when it reads at least two records, each
+// with the same count and no quote inside an unquoted field (the mark of the wrong delimiter),
+// and a consistent one wins over any other; then the higher count, then kDelimiters' order.
 char sniff_delimiter(std::string_view text);
 
 bool valid_utf8(std::string_view s);

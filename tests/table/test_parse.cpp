@@ -54,6 +54,62 @@ TEST_CASE("a quoted field in any column is one field - and a table's canonical C
   CHECK(ok("a;b\n1;\"x;y\"\n").rows[0][1] == "x;y");
 }
 
+TEST_CASE("a cell holding another delimiter keeps the canonical CSV's shape - and quoted delimiters are not counted") {
+  // fuzz/corpus/table/crash-pipe-in-cell: read with ';', its cells hold '|' six and three times;
+  // the canonical CSV left them unquoted and re-parsed with '|' into 7 columns.
+  Table t = ok("| a | 4b |-;-|-|---|\n| 1 |.2b |-;,%\n");
+  REQUIRE(t.column_count() == 2);
+  CHECK(t.rows[0][1] == ",%");
+  std::string csv = write_csv(t);
+  CHECK(csv == "\"| a | 4b |-\",\"-|-|---|\"\n\"| 1 |.2b |-\",\",%\"\n");
+  Table again = ok(csv);
+  CHECK(again.column_count() == 2);
+  CHECK(again.rows == t.rows);
+  // Quoted text is not counted: the commas are the delimiter on every line, the quoted '|' not.
+  CHECK(sniff_delimiter("a,b\n\"x|y|z\",1\n\"p|q\",2\n") == ',');
+  CHECK(sniff_delimiter("a;b\n\"x;\n;y\";1\n") == ';');  // a quoted newline does not end the record
+  CHECK(sniff_delimiter("a|b\n1|2\n") == '|');  // unquoted, a pipe table still reads as one
+  // A quote inside an unquoted field is the mark of the wrong delimiter: x,"a|b|c" is two fields.
+  CHECK(sniff_delimiter("k,v\nx,\"a|b|c\"\ny,\"d|e|f\"\n") == ',');
+}
+
+TEST_CASE("text plotq wrote itself is read with commas - a cell's ';' is not a delimiter") {
+  // A data run's out.csv (pandas, sep ','): one column whose cells hold ';' on every line.
+  const std::string out_csv = "note\na;b\nc;d\n";
+  CHECK(ok(out_csv).column_count() == 2);  // as a paste: sniffed, and ';' is consistent
+  auto comma = parse_table(out_csv, {}, Delimiter::comma);
+  REQUIRE(std::holds_alternative<Table>(comma));
+  CHECK(std::get<Table>(comma).column_count() == 1);
+  CHECK(std::get<Table>(comma).rows[0][0] == "a;b");
+  // Nor is it JSON: a first column named "[x]" is a name, and the canonical CSV quotes it.
+  auto named = parse_table("[x],y\n1,2\n", {}, Delimiter::comma);
+  REQUIRE(std::holds_alternative<Table>(named));
+  CHECK(std::get<Table>(named).columns[0].name == "[x]");
+  CHECK(write_csv(std::get<Table>(named)).rfind("\"[x]\",y\n", 0) == 0);
+  CHECK(ok(write_csv(std::get<Table>(named))).columns[0].name == "[x]");  // pasted back
+  // A U+FEFF that is a cell, not the text's first bytes, stays one (fuzz/corpus/table/crash-bom-cell).
+  Table bom = ok("\r\r\xEF\xBB\xBF\r$\r");
+  REQUIRE(bom.columns[0].name == "\xEF\xBB\xBF");
+  CHECK(ok(write_csv(bom)).columns[0].name == "\xEF\xBB\xBF");
+  // JSON's names and cells lose their outer spaces as CSV's do (fuzz/corpus/table/crash-json-spaces).
+  Table js = ok("{\" a \": [\", b, \"], \"a\": [\"x\"]}");
+  CHECK(js.columns[0].name == "a");
+  CHECK(js.columns[1].name == "a_2");
+  CHECK(js.rows[0][0] == ", b,");
+  CHECK(ok(write_csv(js)).rows == js.rows);
+  // A decimal-comma column's integers lose their '+' too (fuzz/corpus/table/crash-comma-plus).
+  Table dc = ok(";\n1,5;2\n+0\n");
+  CHECK(dc.rows[1][0] == "0");
+  CHECK(ok(write_csv(dc)).rows == dc.rows);
+  // A one-column table with an empty cell keeps its row: the record is written "", not blank.
+  Table t = ok("[{\"a\": \"x\"}, {\"a\": \"\"}]");
+  REQUIRE(t.row_count() == 2);
+  CHECK(write_csv(t) == "a\nx\n\"\"\n");
+  auto again = parse_table(write_csv(t), {}, Delimiter::comma);
+  REQUIRE(std::holds_alternative<Table>(again));
+  CHECK(std::get<Table>(again).rows == t.rows);
+}
+
 TEST_CASE("quoted fields keep delimiters, quotes and newlines") {
   Table t = ok("label,v\n\"a, b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\n");
   REQUIRE(t.row_count() == 3);
