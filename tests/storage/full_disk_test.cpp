@@ -148,7 +148,10 @@ TEST_CASE("full disk: writes are refused with storage_full and plotqd recovers b
   }
 
   // Every listed version has its rows; the file is whole.
-  for (const auto& v : s.get("/v1/sessions/" + sid + "/datasets", ann).json()["versions"]) {
+  // The list is kept in a variable: a range-for over a temporary's member reads freed memory
+  // (ASan found it here).
+  const nlohmann::json all_versions = s.get("/v1/sessions/" + sid + "/datasets", ann).json();
+  for (const auto& v : all_versions["versions"]) {
     auto got = s.get("/v1/sessions/" + sid + "/datasets/" + std::to_string(v["version"].get<int>()), ann);
     REQUIRE(got.status == 200);
     CHECK(got.json()["rows"] == v["rows"]);
