@@ -8,17 +8,19 @@ accepts must compile from the very tree it checked.
 """
 
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HARNESS = os.path.join(os.path.dirname(HERE), "sandbox", "harness")
 sys.path.insert(0, HARNESS)
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def check(data):
     source = data.decode("utf-8", errors="surrogateescape") if data[:1] != b"\x00" else data[1:].decode("latin-1")
     tree, findings = validator.prepare_data_code(source)
-    lines = source.count("\n") + 1
+    lines = len(LINE_BREAK.split(source))  # as Python's tokenizer counts them: \r alone ends a line too
     for f in findings:
         assert f.code in validator.FINDING_CODES, f
         assert 0 <= f.line <= lines + 1, (f, lines)
