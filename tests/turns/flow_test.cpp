@@ -116,6 +116,39 @@ TEST_CASE("a data turn: ready -> status{running} -> dataset -> message -> done, 
   CHECK(s.scalar("SELECT count FROM quota_days WHERE user_id = 'ann' AND counter = 'data_runs'") == 1);
 }
 
+TEST_CASE("a data run's table is read with commas - a semicolon in a cell and a first name in square brackets stay what they are") {
+  // out.csv is pandas' (sep ','). Sniffed, cells and names with two ';' each outvoted the one
+  // comma per line, and a text starting with '[' was taken for JSON: both refused the table.
+  Server s;
+  auto sid = s.session("ann");
+  struct Case {
+    std::string code;
+    json columns;
+    std::string csv;
+  };
+  const Case cases[] = {
+      {"import pandas as pd\ndf = pd.DataFrame({'a;b;c': ['x;y;z', 'p;q;r'], 'v': [1, 2]})\n",
+       json::array({{{"name", "a;b;c"}, {"type", "text"}}, {{"name", "v"}, {"type", "integer"}}}),
+       "\"a;b;c\",v\n\"x;y;z\",1\n\"p;q;r\",2\n"},
+      {"import pandas as pd\ndf = pd.DataFrame({'[unit]': ['kg', 'g'], 'v': [1, 2]})\n",
+       json::array({{{"name", "[unit]"}, {"type", "text"}}, {{"name", "v"}, {"type", "integer"}}}),
+       "\"[unit]\",v\nkg,1\ng,2\n"},
+  };
+  int version = 0;
+  for (const Case& c : cases) {
+    auto st = s.turn("ann", sid, data(c.code));
+    auto evs = until_done(*st, 90s);
+    REQUIRE(names(evs) == std::vector<std::string>{"ready", "status", "dataset", "message", "done"});
+    const json& d = evs[2].data;
+    CHECK(d["columns"] == c.columns);
+    CHECK(d["rows"] == 2);
+    auto one = s.get("/v1/sessions/" + sid + "/datasets/" + std::to_string(++version), Server::as("ann"));
+    REQUIRE(one.status == 200);
+    CHECK(one.json()["csv"] == c.csv);
+    CHECK(one.json()["columns"] == c.columns);  // the stored CSV read back the same
+  }
+}
+
 TEST_CASE("a refused snippet: ready -> status -> refusal{invalid_code} -> done, nothing stored") {
   Server s;
   auto sid = s.session("ann");
