@@ -10,7 +10,7 @@
 set -uo pipefail
 target=$1 seeds=$2 work=$3 crashes=$4 seconds=$5
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-name=$(basename "$target" .py); name=${name#fuzz_}
+name=$(basename "$target" .py); name=${name#fuzz_}; name=${name%_fuzz}  # fuzz_table, validator_fuzz.py
 [ "${PLOTQ_FUZZ_KEEP_WORK:-0}" = 1 ] || rm -rf "$work"
 mkdir -p "$work" "$crashes"
 log=$(mktemp); trap 'rm -f "$log"' EXIT

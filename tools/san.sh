@@ -2,7 +2,7 @@
 # The second build tree (fuzz/README.md): clang with ASan+UBSan and libFuzzer's coverage, in
 # ./build-san. Builds the C++ test suites that fit the CI budget plus the fuzz targets, then runs
 # them under the sanitizers, and every fuzz target for PLOTQ_FUZZ_SECONDS. Idempotent; called by
-# tools/test.sh (PLOTQ_SAN=0 skips it there).
+# tools/test.sh after the main tree's tests (PLOTQ_SAN=0 skips it there), so CI runs it.
 #   tools/san.sh              configure (once), build, run the sanitizer suites and the fuzz runs
 #   tools/san.sh build        configure and build only
 #   PLOTQ_SAN_DIR=DIR         the tree (default ./build-san)
@@ -12,11 +12,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 san=${PLOTQ_SAN_DIR:-$root/build-san}
 seconds=${PLOTQ_FUZZ_SECONDS:-15}
 
-# The C++ suites run under the sanitizers (the test executables, with what they spawn). What is
-# left out and why: fuzz/README.md.
+# The C++ suites run under the sanitizers (the test executables, with what they spawn: plotqd and
+# plotq are this tree's). What is left out and why: fuzz/README.md.
 suites=(store_tests store_cli_tests table_tests queue_tests runs_tests server_tests server_plotqd_tests
-  turns_tests run_data_tests render_route_tests sandbox_tests)
-suite_re='^(store|table|queue|runs|server|turns|run_data|render_route|sandbox)\.'
+  turns_tests run_data_tests render_route_tests sandbox_tests metrics_format_tests metrics_queue_tests
+  metrics_plotqd_tests retention_tests storage_tests contract_tests submit_tests)
+suite_re='^(store|table|queue|runs|server|turns|run_data|render_route|sandbox|metrics|retention|storage|contract|submit)\.'
 # Timing tests whose bound ASan's slower fork and start-up path runs past (not memory findings).
 left_out='^turns\.the turn deadline kills a running job'
 fuzzers=(fuzz_http_request fuzz_wire fuzz_table fuzz_resume_id fuzz_data_records fuzz_render_records)
