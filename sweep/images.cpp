@@ -1,17 +1,14 @@
 #include "sweep/images.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "common/files.hpp"
 #include "common/sha256.hpp"
 #include "sweep/thumbnail.hpp"
 
@@ -20,36 +17,6 @@ namespace plotq::runs {
 std::string sweep_image_name(const std::string& rel_path, const std::string& theme) {
   return sha256_hex(rel_path).substr(0, 16) + "-" + theme + ".png";
 }
-
-namespace {
-
-// Writes name under dir through a temporary name and a rename: a Ctrl-C never leaves half a PNG.
-std::string write_file(const std::string& dir, const std::string& name, const std::string& bytes) {
-  std::string tmp = dir + "/." + name + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return "open " + tmp + ": " + std::strerror(errno);
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string why = "write " + tmp + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return why;
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
-    std::string why = "rename " + tmp + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return why;
-  }
-  return "";
-}
-
-}  // namespace
 
 struct ImageKeeper::State {
   std::string dir;
@@ -87,7 +54,7 @@ void ImageKeeper::keep(const std::string& rel_path, std::map<std::string, std::s
         s->fail(rel_path + " (" + theme + "): not a PNG libpng decodes, or too many pixels");
         continue;
       }
-      std::string why = write_file(s->dir, sweep_image_name(rel_path, theme), *thumb);
+      std::string why = write_file_replacing(s->dir + "/" + sweep_image_name(rel_path, theme), *thumb);
       if (!why.empty()) {
         s->fail(why);
         continue;

@@ -1,15 +1,11 @@
 #include "tools/sweep_html.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
 
+#include "common/files.hpp"
 #include "sandbox/output.hpp"
 #include "store/sweep_images.hpp"
 #include "sweep/images.hpp"
@@ -18,29 +14,9 @@
 namespace plotq::cli {
 namespace {
 
-// Writes path through a temporary name and a rename (never half a file); throws with the reason.
+// Writes path whole (common/files.hpp); throws with the reason.
 void write_whole(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("open " + tmp + ": " + std::strerror(errno));
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string why = "write " + tmp + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw std::runtime_error(why);
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = "rename " + tmp + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(why);
-  }
+  if (std::string why = write_file_replacing(path, bytes); !why.empty()) throw std::runtime_error(why);
 }
 
 // Copies the thumbnail of every (path, theme) asked for from the sweep's image dir to `to`;
