@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include <functional>
 #include <vector>
 
 #include "common/settings.hpp"
@@ -186,52 +187,56 @@ StepResult step_idle(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now) {
   return r;
 }
 
-StepResult step_datasets(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now) {
+// Deletes whole entities in the given order within a batch of rows: an entity's children
+// (`delete_children`: ?1 the key, ?2 at most what the batch has left), then, once none is left,
+// the entity itself (`finish`, one row). A batch that ends inside an entity leaves the rest of it
+// to the next step.
+StepResult prune_entities(Db& db, const std::vector<std::string>& keys, int batch, const char* child_table,
+                          const char* delete_children, const std::function<void(const std::string&, StepResult&)>& finish) {
   StepResult r;
+  std::int64_t budget = batch;
+  for (const auto& key : keys) {
+    if (budget <= 0) return r.more = true, r;
+    std::int64_t n = exec_for(db, delete_children, key, budget);
+    r.rows[child_table] += n;
+    if (n >= budget) return r.more = true, r;
+    finish(key, r);
+    budget -= n + 1;
+  }
+  r.more = std::int64_t(keys.size()) >= batch;
+  return r;
+}
+
+StepResult step_datasets(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now) {
   auto sessions = ids(db,
                       "SELECT s.id FROM sessions s WHERE s.closed_at IS NOT NULL AND s.data_pruned_at IS NULL "
                       "AND s.closed_at < ?1 AND " + std::string(kNoRecentVersion) + " ORDER BY s.closed_at, s.id LIMIT ?2",
                       cutoff, batch);
-  std::int64_t budget = batch;
   const std::string mark = iso_utc(now);
-  for (const auto& id : sessions) {
-    if (budget <= 0) return r.more = true, r;
-    // Newest versions first: a version's parent is older (parent_version < version), so what stays
-    // never names a deleted parent, even when a batch ends inside a session.
-    std::int64_t n = exec_for(db,
-                              "DELETE FROM dataset_versions WHERE session_id = ?1 AND version IN "
-                              "(SELECT version FROM dataset_versions WHERE session_id = ?1 ORDER BY version DESC LIMIT ?2)",
-                              id, budget);
-    r.rows["dataset_versions"] += n;
-    if (n >= budget) return r.more = true, r;
-    r.rows["datasets"] += exec_for(db, "DELETE FROM datasets WHERE session_id = ?1", id);
-    SQLite::Statement m(db.sql(), "UPDATE sessions SET data_pruned_at = ?2 WHERE id = ?1");
-    m.bind(1, id);
-    m.bind(2, mark);
-    m.exec();
-    budget -= n + 1;
-  }
-  r.more = std::int64_t(sessions.size()) >= batch;
-  return r;
+  // Newest versions first: a version's parent is older (parent_version < version), so what stays
+  // never names a deleted parent, even when a batch ends inside a session.
+  return prune_entities(
+      db, sessions, batch, "dataset_versions",
+      "DELETE FROM dataset_versions WHERE session_id = ?1 AND version IN "
+      "(SELECT version FROM dataset_versions WHERE session_id = ?1 ORDER BY version DESC LIMIT ?2)",
+      [&](const std::string& id, StepResult& r) {
+        r.rows["datasets"] += exec_for(db, "DELETE FROM datasets WHERE session_id = ?1", id);
+        SQLite::Statement m(db.sql(), "UPDATE sessions SET data_pruned_at = ?2 WHERE id = ?1");
+        m.bind(1, id);
+        m.bind(2, mark);
+        m.exec();
+      });
 }
 
 StepResult step_sweeps(Db& db, UnixSeconds cutoff, int batch) {
-  StepResult r;
   auto sweeps = ids(db, "SELECT id FROM sweeps WHERE updated_at < ?1 ORDER BY updated_at, id LIMIT ?2", cutoff, batch);
-  std::int64_t budget = batch;
-  for (const auto& id : sweeps) {
-    if (budget <= 0) return r.more = true, r;
-    std::int64_t n = exec_for(db,
-                              "DELETE FROM sweep_results WHERE sweep_id = ?1 AND (path, theme) IN "
-                              "(SELECT path, theme FROM sweep_results WHERE sweep_id = ?1 ORDER BY path, theme LIMIT ?2)",
-                              id, budget);
-    r.rows["sweep_results"] += n;
-    if (n >= budget) return r.more = true, r;
-    r.rows["sweeps"] += exec_for(db, "DELETE FROM sweeps WHERE id = ?1", id);
-    budget -= n + 1;
-  }
-  r.more = std::int64_t(sweeps.size()) >= batch;
-  return r;
+  return prune_entities(
+      db, sweeps, batch, "sweep_results",
+      "DELETE FROM sweep_results WHERE sweep_id = ?1 AND (path, theme) IN "
+      "(SELECT path, theme FROM sweep_results WHERE sweep_id = ?1 ORDER BY path, theme LIMIT ?2)",
+      [&](const std::string& id, StepResult& r) {
+        r.rows["sweeps"] += exec_for(db, "DELETE FROM sweeps WHERE id = ?1", id);
+      });
 }
 
 }  // namespace
