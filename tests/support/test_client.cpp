@@ -240,6 +240,11 @@ std::optional<int> Plotqd::wait_exit(Ms timeout) {
     pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      // The child is gone, but what it wrote last may still be in the pipes: let the reader reach
+      // their end (briefly: a process it left may hold them), so that stdout_lines() after an exit
+      // has every line (plotqd --routes was once read as empty).
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, 2s, [this] { return pipes_closed_; });
       return exit_code_;
     }
     if (r < 0 && errno != EINTR) return std::nullopt;
