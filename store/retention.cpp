@@ -288,9 +288,10 @@ StepResult prune_step(Db& db, Family f, const Cutoffs& c, int batch, UnixSeconds
     tx.commit();
     return out;
   });
-  // After the commit, outside the write lock: the thumbnail directories of the sweeps that went,
-  // and of any a crash left without a row. A failure here is the next step's to retry.
-  if (f == Family::sweeps) {
+  // After the commit, outside the write lock, and only when sweeps went (plotqd runs this step on
+  // its loop every round: an idle round touches no directory): their thumbnail directories, and
+  // any a crash left without a row. A failure here is the next such step's to retry.
+  if (f == Family::sweeps && r.rows.count("sweeps") && r.rows["sweeps"] > 0) {
     try {
       remove_orphan_sweep_images(db);
     } catch (const StoreError&) {

@@ -3,7 +3,8 @@
 //   <db>.sweep-images/<sweep id>/
 // The store owns the layout because its rows own the directories: a sweep retention deletes takes
 // its directory with it, and a directory no sweep row names (a crash between the two) goes at the
-// next prune. Only plotq's own processes write here (the sandbox policy hides the store from jobs).
+// next prune that deletes a sweep. Only plotq's own processes write here (the sandbox policy hides
+// the store from jobs).
 #pragma once
 #include <cstddef>
 #include <cstdint>
