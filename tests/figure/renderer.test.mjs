@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -20,6 +19,7 @@ import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
 import { FigureBrowser } from '../../sandbox/figure/lib/browser.mjs';
 import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
 import { newNonce, pageHtml } from '../../sandbox/figure/lib/page.mjs';
+import { decodePng } from '../../sandbox/figure/lib/png.mjs';
 import { runtimePlotlyJs, runtimeBokehDir, DEFAULT_VENV } from '../../sandbox/figure/lib/runtime.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -50,45 +50,7 @@ const code = (fn) => {
   return 'no error';
 };
 
-// Minimal PNG decoder (8-bit RGB/RGBA, not interlaced: what Chromium writes) for pixel checks.
-function decodePng(buf) {
-  assert.equal(buf.toString('latin1', 1, 4), 'PNG');
-  let off = 8, width, height, channels;
-  const idat = [];
-  while (off < buf.length) {
-    const len = buf.readUInt32BE(off), type = buf.toString('latin1', off + 4, off + 8);
-    const data = buf.subarray(off + 8, off + 8 + len);
-    if (type === 'IHDR') {
-      width = data.readUInt32BE(0); height = data.readUInt32BE(4);
-      assert.equal(data[8], 8, 'bit depth 8');
-      channels = { 2: 3, 6: 4 }[data[9]];
-      assert.ok(channels, `colour type ${data[9]}`);
-      assert.equal(data[12], 0, 'not interlaced');
-    } else if (type === 'IDAT') idat.push(data);
-    off += 12 + len;
-  }
-  const raw = zlib.inflateSync(Buffer.concat(idat));
-  const stride = width * channels, px = Buffer.alloc(height * stride);
-  for (let y = 0; y < height; y++) {
-    const f = raw[y * (stride + 1)], row = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
-    for (let x = 0; x < stride; x++) {
-      const a = x >= channels ? px[y * stride + x - channels] : 0;
-      const b = y > 0 ? px[(y - 1) * stride + x] : 0;
-      const c = x >= channels && y > 0 ? px[(y - 1) * stride + x - channels] : 0;
-      let v = row[x];
-      if (f === 1) v += a;
-      else if (f === 2) v += b;
-      else if (f === 3) v += (a + b) >> 1;
-      else if (f === 4) { const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c); v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c; }
-      px[y * stride + x] = v & 0xff;
-    }
-  }
-  return { width, height, pixel: (x, y) => Array.from(px.subarray(y * stride + x * channels, y * stride + x * channels + 3)), count(pred) {
-    let n = 0;
-    for (let i = 0; i < px.length; i += channels) if (pred(px[i], px[i + 1], px[i + 2])) n++;
-    return n;
-  } };
-}
+// lib/png.mjs's decoder (8-bit RGB/RGBA, not interlaced: what Chromium writes) for pixel checks.
 const pngOf = (p) => decodePng(fs.readFileSync(p));
 
 // A local TCP listener that counts connections (must stay at zero).

@@ -12,23 +12,24 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxValues: 4_000_000,       // arrays/objects/scalars counted by the walk
 });
 
-function readCapped(path, maxBytes) {
+// `noun` names the file in the details ("figure", "snippet"); the codes are the same for both.
+export function readCapped(path, maxBytes, noun = 'figure') {
   let fd;
   try {
     fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
   } catch (e) {
-    if (e.code === 'ENOENT' || e.code === 'ENOTDIR') throw new FigureError('figure_missing', 'no figure file');
-    if (e.code === 'ELOOP') throw new FigureError('figure_not_regular', 'the figure path is a symbolic link');
-    if (e.code === 'ENXIO') throw new FigureError('figure_not_regular', 'the figure path is a socket or FIFO');
-    throw new FigureError('figure_not_regular', `cannot open the figure (${e.code})`);
+    if (e.code === 'ENOENT' || e.code === 'ENOTDIR') throw new FigureError('figure_missing', `no ${noun} file`);
+    if (e.code === 'ELOOP') throw new FigureError('figure_not_regular', `the ${noun} path is a symbolic link`);
+    if (e.code === 'ENXIO') throw new FigureError('figure_not_regular', `the ${noun} path is a socket or FIFO`);
+    throw new FigureError('figure_not_regular', `cannot open the ${noun} (${e.code})`);
   }
   try {
     const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new FigureError('figure_not_regular', 'the figure path is not a regular file');
+    if (!st.isFile()) throw new FigureError('figure_not_regular', `the ${noun} path is not a regular file`);
     // A file the plot wrote has one name; a hard link could name a file the plot may not read.
-    if (st.nlink !== 1) throw new FigureError('figure_not_regular', 'the figure file has other hard links');
-    if (st.size === 0) throw new FigureError('figure_empty', 'the figure file is empty');
-    if (st.size > maxBytes) throw new FigureError('figure_too_large', `figure is ${st.size} bytes, cap ${maxBytes}`);
+    if (st.nlink !== 1) throw new FigureError('figure_not_regular', `the ${noun} file has other hard links`);
+    if (st.size === 0) throw new FigureError('figure_empty', `the ${noun} file is empty`);
+    if (st.size > maxBytes) throw new FigureError('figure_too_large', `${noun} is ${st.size} bytes, cap ${maxBytes}`);
     // Read at most maxBytes + 1 whatever fstat said: the file may still be growing.
     const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
     let n = 0;
@@ -38,8 +39,8 @@ function readCapped(path, maxBytes) {
       n += got;
       if (n === buf.length) break;
     }
-    if (n > maxBytes) throw new FigureError('figure_too_large', `figure is over the cap of ${maxBytes} bytes`);
-    if (n === 0) throw new FigureError('figure_empty', 'the figure file is empty');
+    if (n > maxBytes) throw new FigureError('figure_too_large', `${noun} is over the cap of ${maxBytes} bytes`);
+    if (n === 0) throw new FigureError('figure_empty', `the ${noun} file is empty`);
     return buf.subarray(0, n);
   } finally {
     fs.closeSync(fd);
