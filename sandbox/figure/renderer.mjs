@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // plotq figure renderer: a warm headless Chromium that turns plotly figure JSON and bokeh json_item
-// files into PNGs of exactly 3200x1800 or 2400x2400. Speaks line-delimited JSON on stdin/stdout (lib/protocol.mjs);
+// files, and JavaScript snippets (chart.js, d3, echarts, highcharts, MUI X), into PNGs of exactly
+// 3200x1800 or 2400x2400. Speaks line-delimited JSON on stdin/stdout (lib/protocol.mjs);
 // nothing else is ever written to stdout. Jobs run one at a time (lib/slots.mjs: which page draws them).
 // Exits 0 when stdin closes, 70 when the browser dies, 1 when it cannot start.
 import { FigureBrowser, DEFAULT_OPTIONS } from './lib/browser.mjs';
@@ -9,9 +10,10 @@ import { FigureError } from './lib/errors.mjs';
 import { PROTOCOL, parseRequest, parseCancel, LineSplitter } from './lib/protocol.mjs';
 
 const USAGE = `usage: renderer.mjs [--chromium=PATH] [--plotly=PATH|--no-plotly] [--bokeh=DIR|--no-bokeh]
-       [--tmp-dir=DIR] [--uid=N --gid=N] [--no-chromium-sandbox] [--no-webgl] [--spares=N]
-       [--page-reuse=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]
-  --plotly and --bokeh default to the runtime venv's own plotly.js and BokehJS.`;
+       [--js-modules=DIR|--no-js] [--tmp-dir=DIR] [--uid=N --gid=N] [--no-chromium-sandbox] [--no-webgl]
+       [--spares=N] [--page-reuse=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]
+  --plotly and --bokeh default to the runtime venv's own plotly.js and BokehJS, --js-modules to
+  runtime/js/node_modules (the snippet libraries).`;
 
 function parseArgs(argv) {
   const o = { ...DEFAULT_OPTIONS, limits: { ...DEFAULT_LIMITS } };
@@ -27,6 +29,8 @@ function parseArgs(argv) {
       case '--no-plotly': o.plotlyJs = ''; break;
       case '--bokeh': o.bokehDir = v; break;
       case '--no-bokeh': o.bokehDir = ''; break;
+      case '--js-modules': o.jsModules = v; break;
+      case '--no-js': o.jsModules = ''; break;
       case '--page-reuse': o.pageReuse = Math.max(1, int(v, k)); break;
       case '--tmp-dir': o.tmpDir = v; break;
       case '--uid': o.uid = int(v, k); break;
@@ -75,7 +79,7 @@ async function main() {
   fb.onDisconnect = () => { if (!closing) { process.stderr.write('figure renderer: the browser went away\n'); queue = queue.then(() => shutdown(70)); } };
   send({
     ready: true, protocol: PROTOCOL, pid: process.pid, chromium: info.chromium, plotly: info.plotly, bokeh: info.bokeh,
-    chromium_uid: opts.uid, chromium_sandbox: opts.chromiumSandbox, webgl: opts.webgl,
+    js: info.js, chromium_uid: opts.uid, chromium_sandbox: opts.chromiumSandbox, webgl: opts.webgl,
   });
 
   // One job at a time, in arrival order. A cancel is handled as soon as its line is read: the
@@ -101,7 +105,7 @@ async function main() {
       send({ id, ok: true, ...r, ms: ms() });
     } catch (e) {
       if (e instanceof FigureError) {
-        send({ id: e.id !== undefined ? e.id : id, ok: false, code: e.code, detail: e.detail, ms: ms() });
+        send({ id: e.id !== undefined ? e.id : id, ok: false, code: e.code, detail: e.detail, ...e.extra, ms: ms() });
       } else {
         send({ id, ok: false, code: 'browser_failed', detail: String(e.message || e).split('\n')[0].slice(0, 300), ms: ms() });
       }

@@ -2,11 +2,11 @@
 // figures with the installed packages' own JavaScript. Each library has a SlotPool (slots.mjs) of
 // pages with its JavaScript loaded, kept ready while idle; a page draws several figures in turn,
 // cleared and checked between them (slots.mjs says why that is safe), so back-to-back figures pay
-// only for the draw and the screenshot, as spaced ones do.
+// only for the draw and the screenshot, as spaced ones do. JavaScript snippets are code, not data:
+// each gets a fresh context of its own (snippet_draw.mjs) in the same warm browser.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { FigureError } from './errors.mjs';
@@ -15,7 +15,11 @@ import { canvasFor, fitCanvas } from './canvas.mjs';
 import { LIBRARIES } from './libraries.mjs';
 import { SlotPool } from './slots.mjs';
 import { pngSize } from './png.mjs';
-import { runtimePlotlyJs, runtimeBokehDir } from './runtime.mjs';
+import { runtimePlotlyJs, runtimeBokehDir, DEFAULT_JS_MODULES } from './runtime.mjs';
+import { writeOutput } from './output.mjs';
+import { snippetLibraries, SNIPPET_MAX_BYTES } from './snippet.mjs';
+import { drawSnippet } from './snippet_draw.mjs';
+import { MuixBundler } from './muix_bundle.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const LAUNCHER = path.join(HERE, '..', 'chromium-launch.sh');
@@ -35,6 +39,11 @@ export const DEFAULT_OPTIONS = Object.freeze({
   maxHeapMb: 1024,        // V8 old-space cap of each page
   pageTimeoutMs: 30000,   // making a fresh page (launch excluded)
   limits: DEFAULT_LIMITS,
+  jsModules: DEFAULT_JS_MODULES,  // the snippet libraries' node_modules ('' : no snippets)
+  snippetMaxBytes: SNIPPET_MAX_BYTES,
+  // false drops the browser-wide network flags (closed proxy, names never resolve): tests only, so
+  // that a page's own rules (policy, route) are all that stands between it and a local listener.
+  browserNetworkRules: true,
 });
 
 // Flags that work as root on Debian 12 (platform facts) plus network belt-and-braces: every
@@ -50,12 +59,12 @@ export function chromiumArgs(opts) {
     '--disable-domain-reliability',
     '--disable-client-side-phishing-detection',
     '--no-pings',
-    '--proxy-server=127.0.0.1:9',
-    '--proxy-bypass-list=<-loopback>',
-    '--host-resolver-rules=MAP * ~NOTFOUND',
     '--deny-permission-prompts',
     `--js-flags=--max-old-space-size=${opts.maxHeapMb}`,
   ];
+  if (opts.browserNetworkRules !== false) {
+    args.push('--proxy-server=127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--host-resolver-rules=MAP * ~NOTFOUND');
+  }
   if (!opts.webgl) args.push('--disable-webgl', '--disable-3d-apis');
   return args;
 }
@@ -65,28 +74,7 @@ function shortMessage(e) {
   return m.length > 200 ? `${m.slice(0, 200)}...` : m;
 }
 
-// Writes the PNG next to `out` under a fresh name (O_EXCL|O_NOFOLLOW) and renames it into place:
-// never a partial file, never through a link the plot step planted.
-export function writeOutput(out, buf) {
-  const tmp = path.join(path.dirname(out), `.${path.basename(out)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
-  let fd;
-  try {
-    const c = fs.constants;
-    fd = fs.openSync(tmp, c.O_WRONLY | c.O_CREAT | c.O_EXCL | c.O_NOFOLLOW, 0o644);
-  } catch (e) {
-    throw new FigureError('output_failed', `cannot create the PNG (${e.code})`);
-  }
-  try {
-    for (let off = 0; off < buf.length;) off += fs.writeSync(fd, buf, off, buf.length - off);
-    fs.closeSync(fd);
-    fd = undefined;
-    fs.renameSync(tmp, out);
-  } catch (e) {
-    if (fd !== undefined) fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw new FigureError('output_failed', `cannot write the PNG (${e.code})`);
-  }
-}
+export { writeOutput };
 
 // Races `promise` against its timeout and a cancel: either one runs onAbort (which closes the page,
 // stopping a draw still running) and rejects with its own code. register(abort | null) exposes the
@@ -100,7 +88,7 @@ function abortable(promise, ms, onAbort, register) {
     onAbort();
     rejectAborted(err);
   };
-  timer = setTimeout(() => abort(new FigureError('timeout', `the figure did not render within ${ms} ms`)), ms);
+  timer = setTimeout(() => abort(new FigureError('timeout', `the job did not finish within ${ms} ms`)), ms);
   register(() => abort(new FigureError('cancelled', 'the job was cancelled')));
   return Promise.race([promise, aborted]).finally(() => {
     clearTimeout(timer);
@@ -136,6 +124,9 @@ export class FigureBrowser {
     this.onDisconnect = () => {};
     this.cancelCurrent = null;  // set while a render runs: closes its page, answers `cancelled`
     this.plotlyUrl = this.opts.plotlyJs ? pathToFileURL(this.opts.plotlyJs).href : null;
+    this.js = {};             // snippet library name -> {name, version, bundle} (snippet.mjs)
+    this.muix = null;         // MuixBundler when MUI X is installed
+    this.bundles = new Map(); // library -> its bundle's text (the bare page inlines it)
     this.savedTmpdir = process.env.TMPDIR;
   }
 
@@ -171,7 +162,8 @@ export class FigureBrowser {
     process.env.TMPDIR = this.dir;
   }
 
-  // The libraries this renderer draws: those whose JavaScript is readable. None is an error.
+  // The libraries this renderer draws: those whose JavaScript is readable (and, in this.js, the
+  // snippet libraries that are installed). Nothing at all to draw is an error.
   libraries() {
     const o = this.opts;
     const have = [];
@@ -183,7 +175,8 @@ export class FigureBrowser {
       for (const p of LIBRARIES.bokeh.scripts(o)) fs.accessSync(p, fs.constants.R_OK);
       have.push(LIBRARIES.bokeh);
     }
-    if (!have.length) throw new Error('neither plotly.js nor BokehJS was given');
+    this.js = snippetLibraries(o.jsModules);
+    if (!have.length && !Object.keys(this.js).length) throw new Error('nothing to draw: no plotly.js, no BokehJS and no snippet library');
     return have;
   }
 
@@ -226,7 +219,13 @@ export class FigureBrowser {
       pool.offer(s);
     })));
     for (const pool of Object.values(this.pools)) pool.refill();
-    return { chromium: this.browser.version(), plotly: this.versions.plotly || null, bokeh: this.versions.bokeh || null };
+    if (this.js.muix) {
+      // The first bundle parses all of React and MUI: done now, in the background.
+      this.muix = new MuixBundler(o.jsModules);
+      this.muix.bundle(MUIX_WARM_UP).catch((e) => process.stderr.write(`figure renderer: muix warm-up failed: ${shortMessage(e)}\n`));
+    }
+    const js = Object.fromEntries(Object.values(this.js).map((l) => [l.name, l.version]));
+    return { chromium: this.browser.version(), plotly: this.versions.plotly || null, bokeh: this.versions.bokeh || null, js };
   }
 
   // Draws the library's built-in figure on a new page and screenshots it (thrown away): the first
@@ -247,6 +246,7 @@ export class FigureBrowser {
   // only; an inspected page is never reused). Returns {width, height, bytes, library,
   // blocked_requests, csp_violations, reused, phases}; throws FigureError.
   async render(job, hooks = {}) {
+    if (job.snippet) return this.renderSnippet(job, hooks);
     let cancelled = false;
     let slot = null;
     let pool = null;
@@ -291,6 +291,24 @@ export class FigureBrowser {
       cancelled = true;
       if (slot) slot.ctx.close().catch(() => {});   // stops a draw that is still running
     }, (abort) => { this.cancelCurrent = abort; });
+  }
+
+  // job: {snippet, out, timeoutMs, library, theme, bare}. One budget for all of it: at the deadline
+  // (or a cancel) the job's context is closed, which stops its page whatever it is doing.
+  renderSnippet(job, hooks = {}) {
+    const st = { cancelled: false, ctx: null, deadline: performance.now() + job.timeoutMs };
+    const work = drawSnippet(this, job, st, hooks);
+    work.catch(() => {});
+    return abortable(work, job.timeoutMs, () => {
+      st.cancelled = true;
+      if (st.ctx) st.ctx.close().catch(() => {});
+    }, (abort) => { this.cancelCurrent = abort; });
+  }
+
+  // The text of a snippet library's bundle (the bare page inlines it), read once.
+  bundleSource(name) {
+    if (!this.bundles.has(name)) this.bundles.set(name, fs.readFileSync(this.js[name].bundle, 'utf8'));
+    return this.bundles.get(name);
   }
 
   // Abandons the render in progress (its page is closed; it answers `cancelled`). False when none runs.
@@ -394,12 +412,21 @@ export class FigureBrowser {
   async close() {
     this.closed = true;
     await Promise.all(Object.values(this.pools).map((p) => p.close()));
+    if (this.muix) await this.muix.close();
     if (this.browser) await this.browser.close().catch(() => {});
     if (this.ownsTmp && this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     if (this.savedTmpdir === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = this.savedTmpdir;
   }
 }
+
+// The muix warm-up bundle: imports what catalogue snippets import most.
+const MUIX_WARM_UP = `import { LineChart } from "@mui/x-charts/LineChart";
+import { BarChart } from "@mui/x-charts/BarChart";
+import { ScatterChart } from "@mui/x-charts/ScatterChart";
+import Box from "@mui/material/Box";
+export default function W() { return <Box><LineChart width={10} height={10} series={[]} /><BarChart width={10} height={10} series={[]} /><ScatterChart width={10} height={10} series={[]} /></Box>; }
+`;
 
 // A layout of unknown size is measured in a viewport this large (the canvas rule's largest side).
 const MAX_MEASURE = 6400;

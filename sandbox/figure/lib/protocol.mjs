@@ -3,13 +3,23 @@
 //              "timeout_ms": <1..600000, default 30000>, "library": <"plotly"|"bokeh", optional>}
 //            without `library` the figure's shape names it (the two share no top-level key); with
 //            it, a figure of the other shape is figure_invalid
+//   or a JavaScript snippet (exactly one of figure and snippet):
+//             {"id", "snippet": "/abs/plot.js" (.js or .tsx), "out", "timeout_ms",
+//              "library": <"chartjs"|"d3"|"echarts"|"highcharts"|"muix", required>,
+//              "theme": <"light"|"dark", required>, "bare": <boolean, default false>}
 //   answer:   {"id", "ok": true, "width", "height", "bytes", "library", "reused", "ms",
 //              "blocked_requests", "csp_violations", "phases"}
+//          a snippet's: {"id", "ok": true, "width", "height", "bytes", "library", "orientation",
+//              "ready": "signal"|"settled"|"deadline", "blocked_requests", "csp_violations", "popups",
+//              "ms", "phases"}
 //          or {"id", "ok": false, "code": <errors.mjs CODES>, "detail": "...", "ms"}
+//             (snippet_error adds "error_class" and, when known, "error_line"; import_refused
+//              adds "error_line" and "module")
 //   cancel:   {"cancel": <id>}  (handled at once, not queued; no answer of its own: the job with
 //              that id answers {"id", "ok": false, "code": "cancelled"}, now or when it comes up;
 //              an id that already answered is ignored)
-//   first line after start: {"ready": true, "protocol": 1, "pid", "chromium", "plotly", "bokeh", ...}
+//   first line after start: {"ready": true, "protocol": 1, "pid", "chromium", "plotly", "bokeh",
+//                            "js": {"chartjs": "4.4.7", ...}, ...}
 //                       or {"ready": false, "code": "browser_failed", "detail"}
 import path from 'node:path';
 import { FigureError } from './errors.mjs';
@@ -19,7 +29,9 @@ export const MAX_LINE = 64 * 1024;
 export const DEFAULT_TIMEOUT_MS = 30000;
 export const MAX_TIMEOUT_MS = 600000;
 const FIELDS = new Set(['id', 'figure', 'out', 'timeout_ms', 'library']);
+const SNIPPET_FIELDS = new Set(['id', 'snippet', 'out', 'timeout_ms', 'library', 'theme', 'bare']);
 const LIBRARY_NAMES = new Set(['plotly', 'bokeh']);
+export const SNIPPET_LIBRARY_NAMES = Object.freeze(['chartjs', 'd3', 'echarts', 'highcharts', 'muix']);
 
 function absPath(v, name) {
   if (typeof v !== 'string' || v.length === 0 || v.length > 4096 || v.includes('\0') || !path.isAbsolute(v)) {
@@ -56,8 +68,9 @@ export function parseRequest(line) {
   const id = typeof req.id === 'string' || (typeof req.id === 'number' && Number.isFinite(req.id)) ? req.id : null;
   try {
     if (id === null) throw new FigureError('request_invalid', 'id must be a string or a number');
-    for (const k of Object.keys(req)) if (!FIELDS.has(k)) throw new FigureError('request_invalid', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
-    const figure = absPath(req.figure, 'figure');
+    if ('figure' in req && 'snippet' in req) throw new FigureError('request_invalid', 'a request has a figure or a snippet, not both');
+    const fields = 'snippet' in req ? SNIPPET_FIELDS : FIELDS;
+    for (const k of Object.keys(req)) if (!fields.has(k)) throw new FigureError('request_invalid', `unknown field ${JSON.stringify(k).slice(0, 40)}`);
     const out = absPath(req.out, 'out');
     let timeoutMs = DEFAULT_TIMEOUT_MS;
     if (req.timeout_ms !== undefined) {
@@ -66,6 +79,8 @@ export function parseRequest(line) {
       }
       timeoutMs = req.timeout_ms;
     }
+    if ('snippet' in req) return { id, job: snippetJob(req, out, timeoutMs) };
+    const figure = absPath(req.figure, 'figure');
     const job = { figure, out, timeoutMs };
     if (req.library !== undefined) {
       if (!LIBRARY_NAMES.has(req.library)) throw new FigureError('request_invalid', 'library must be "plotly" or "bokeh"');
@@ -76,6 +91,17 @@ export function parseRequest(line) {
     e.id = id;
     throw e;
   }
+}
+
+function snippetJob(req, out, timeoutMs) {
+  const snippet = absPath(req.snippet, 'snippet');
+  if (!/\.(js|tsx)$/.test(snippet)) throw new FigureError('request_invalid', 'snippet must be a .js or .tsx file');
+  if (!SNIPPET_LIBRARY_NAMES.includes(req.library)) {
+    throw new FigureError('request_invalid', `a snippet's library must be one of ${SNIPPET_LIBRARY_NAMES.join(', ')}`);
+  }
+  if (req.theme !== 'light' && req.theme !== 'dark') throw new FigureError('request_invalid', 'theme must be "light" or "dark"');
+  if (req.bare !== undefined && typeof req.bare !== 'boolean') throw new FigureError('request_invalid', 'bare must be a boolean');
+  return { snippet, out, timeoutMs, library: req.library, theme: req.theme, bare: req.bare === true };
 }
 
 // Splits a byte stream into lines, refusing (and skipping) lines longer than MAX_LINE.

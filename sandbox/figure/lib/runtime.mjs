@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(HERE, '..', '..', '..');
 export const DEFAULT_VENV = path.join(PROJECT_ROOT, 'runtime', 'venv');
+// The JavaScript snippet libraries (runtime/js/package-lock.json, installed by tools/setup.sh).
+export const DEFAULT_JS_MODULES = path.join(PROJECT_ROOT, 'runtime', 'js', 'node_modules');
 
 // <venv>/lib/python3.X/site-packages, or null when there is none.
 export function sitePackages(venv = DEFAULT_VENV) {

@@ -1,0 +1,171 @@
+// MUI X snippets: a .tsx module that default-exports a React component. There is no UMD bundle to
+// load, so esbuild (the runtime's own, runtime/js/node_modules/esbuild, in this process: it parses
+// and bundles, it never runs the snippet) bundles a synthesized entry that mounts the component in
+// a MUI ThemeProvider built from the tokens, with React, react-dom and MUI, into one IIFE, as
+// anyplot's harness does. What the snippet itself may import is an allow-list (the packages the
+// page is meant to provide); anything else (relative or absolute paths, node: builtins, other
+// packages) is import_refused before esbuild resolves it, and every file that went into the bundle
+// must lie inside the modules dir. One esbuild context is kept and rebuilt per snippet: its
+// parsed node_modules are reused, which halves a bundle's time (README: measured).
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { FigureError } from './errors.mjs';
+import { FONT_FAMILY } from './snippet.mjs';
+import { originalLine } from './sourcemap.mjs';
+
+const ALLOWED_PACKAGES = ['react', 'react-dom', '@mui/material', '@mui/system', '@mui/x-charts', '@emotion/react', '@emotion/styled'];
+const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+const SNIPPET_NS = 'plotq-snippet';
+const SNIPPET_ID = 'plotq:snippet';
+const ENTRY_NAME = 'plotq-muix-entry.tsx';
+
+// A package of the list, or a subpath of one whose segments are plain names (no '.', '..', '\').
+export function allowedImport(spec) {
+  for (const pkg of ALLOWED_PACKAGES) {
+    if (spec === pkg) return true;
+    if (spec.startsWith(`${pkg}/`)) return spec.slice(pkg.length + 1).split('/').every((s) => SEGMENT.test(s) && !/^\.+$/.test(s));
+  }
+  return false;
+}
+
+// The entry: the reference's mount, signalling readiness after the fonts and three frames (MUI X
+// measures its text with getBBox and lays out again).
+const ENTRY = `
+import React from "react";
+import { createRoot } from "react-dom/client";
+import { ThemeProvider, createTheme } from "@mui/material/styles";
+import AnyplotChart from ${JSON.stringify(SNIPPET_ID)};
+
+const t = window.ANYPLOT_TOKENS;
+const mode = window.ANYPLOT_THEME === "dark" ? "dark" : "light";
+const theme = createTheme({
+  palette: {
+    mode,
+    background: { default: t.pageBg, paper: t.elevatedBg },
+    text: { primary: t.ink, secondary: t.inkSoft },
+    divider: t.grid,
+  },
+  typography: { fontFamily: ${JSON.stringify(FONT_FAMILY)} },
+});
+const root = createRoot(document.getElementById("container"));
+root.render(React.createElement(ThemeProvider, { theme }, React.createElement(AnyplotChart)));
+(async () => {
+  try { await (document.fonts ? document.fonts.ready : Promise.resolve()); } catch (e) {}
+  requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(() => { window.__anyplotReady = true; })));
+})();
+`;
+
+export class MuixBundler {
+  constructor(modulesDir) {
+    this.modulesDir = path.resolve(modulesDir);
+    this.root = path.dirname(this.modulesDir);
+    this.esbuild = null;
+    this.ctx = null;
+    this.current = null;     // the snippet text the next rebuild loads
+    this.refused = null;     // {module, line} of the import the last rebuild refused
+    this.queue = Promise.resolve();
+    this.refusals = 0;       // imports refused so far (tests: the plugin, not esbuild, refused them)
+  }
+
+  plugin() {
+    return {
+      name: 'plotq-snippet',
+      setup: (build) => {
+        build.onResolve({ filter: /^plotq:snippet$/ }, (args) => (args.namespace === SNIPPET_NS
+          ? { errors: [{ text: 'the snippet imports itself' }] }
+          : { path: 'snippet.tsx', namespace: SNIPPET_NS }));
+        // Imports made by the snippet itself: the allow-list. Files inside node_modules import as usual.
+        build.onResolve({ filter: /.*/, namespace: SNIPPET_NS }, (args) => {
+          if (allowedImport(args.path)) return undefined;
+          this.refusals++;
+          this.refused = { module: args.path.slice(0, 100) };
+          return { errors: [{ text: 'import refused by the page\'s import rule' }] };
+        });
+        build.onLoad({ filter: /.*/, namespace: SNIPPET_NS }, () => ({ contents: this.current, loader: 'tsx', resolveDir: this.root }));
+      },
+    };
+  }
+
+  async context() {
+    if (this.ctx) return this.ctx;
+    this.esbuild = await import(pathToFileURL(path.join(this.modulesDir, 'esbuild', 'lib', 'main.js')).href);
+    this.ctx = await this.esbuild.context({
+      stdin: { contents: ENTRY, resolveDir: this.root, sourcefile: ENTRY_NAME, loader: 'tsx' },
+      bundle: true, write: false, format: 'iife', platform: 'browser', target: 'es2020', jsx: 'automatic',
+      minify: true, legalComments: 'none', absWorkingDir: this.root, nodePaths: [this.modulesDir],
+      outfile: path.join(this.root, 'plotq-muix.js'),     // names the outputs; write:false writes nothing
+      sourcemap: 'external', sourcesContent: false, metafile: true, logLevel: 'silent',
+      define: { 'process.env.NODE_ENV': '"production"' },
+      banner: { js: "globalThis.process=globalThis.process||{env:{NODE_ENV:'production'}};" },
+      plugins: [this.plugin()],
+    });
+    return this.ctx;
+  }
+
+  // One bundle at a time (the context holds one snippet): a bundle abandoned by a timeout still
+  // finishes before the next starts. Returns {code, lineOf(genLine0, col0) -> snippet line | null}.
+  bundle(text) {
+    const run = this.queue.then(() => this.build(text));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async build(text) {
+    let ctx;
+    try {
+      ctx = await this.context();
+    } catch (e) {
+      throw new FigureError('library_unavailable', `esbuild did not start: ${String(e.message || e).split('\n')[0].slice(0, 160)}`);
+    }
+    this.current = text;
+    this.refused = null;
+    let result;
+    try {
+      result = await ctx.rebuild();
+    } catch (e) {
+      throw this.failure(e);
+    } finally {
+      this.current = null;
+    }
+    const outside = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith(`${SNIPPET_NS}:`) && f !== ENTRY_NAME && f !== '<stdin>' &&
+      !path.resolve(this.root, f).startsWith(`${this.modulesDir}${path.sep}`));
+    if (outside.length) throw new FigureError('import_refused', 'the bundle reached a file outside the modules dir', { module: outside[0].slice(0, 100) });
+    const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
+    const map = result.outputFiles.find((f) => f.path.endsWith('.js.map'));
+    const mapJson = map ? JSON.parse(map.text) : null;
+    const snippetSource = mapJson ? mapJson.sources.findIndex((s) => s.includes(SNIPPET_NS)) : -1;
+    return {
+      code: js.text,
+      lineOf: (genLine0, col0) => (mapJson && snippetSource >= 0 ? originalLine(mapJson, snippetSource, genLine0, col0) : null),
+    };
+  }
+
+  // esbuild's errors: a refused import (its line from esbuild's location of the import), a
+  // syntax error in the snippet (its line), anything else about the snippet (no default export).
+  failure(e) {
+    const errors = Array.isArray(e && e.errors) ? e.errors : [];
+    const inSnippet = errors.find((m) => m.location && String(m.location.file).includes(SNIPPET_NS)) || null;
+    const line = inSnippet && inSnippet.location.line > 0 ? inSnippet.location.line : undefined;
+    if (this.refused) {
+      return new FigureError('import_refused', `the snippet imports "${this.refused.module}", which the page does not provide`,
+        { error_line: line, module: this.refused.module });
+    }
+    if (inSnippet) {
+      const text = String(inSnippet.text).split('\n')[0].slice(0, 200);
+      return new FigureError('snippet_error', `SyntaxError: ${text}`, { error_class: 'SyntaxError', error_line: line });
+    }
+    const first = errors[0];
+    if (first && /No matching export|default/.test(first.text)) {
+      return new FigureError('snippet_error', 'the snippet has no default export (a React component)', { error_class: 'SyntaxError' });
+    }
+    // Never quote a message about a file that is not the snippet's (it could be any file's text).
+    return new FigureError('draw_failed', `the bundle failed (${errors.length} error${errors.length === 1 ? '' : 's'} outside the snippet)`);
+  }
+
+  async close() {
+    const ctx = this.ctx;
+    this.ctx = null;
+    if (ctx) await ctx.dispose().catch(() => {});
+    if (this.esbuild) await Promise.resolve(this.esbuild.stop()).catch(() => {});
+  }
+}

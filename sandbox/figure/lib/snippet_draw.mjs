@@ -1,0 +1,235 @@
+// Drawing one JavaScript snippet. The snippet is hostile code (model-written) that runs in the page,
+// so unlike a figure (data, drawn on reused pages) it gets a FRESH browser context and page of its
+// own, closed after the job whatever happened. The page (strict, snippet_page.mjs) admits scripts
+// only by its nonce; the context's route lets through only the page and its own script files
+// (everything else is aborted and counted); popups are closed and counted; a navigation away, or
+// one the browser refused, ends the job as `navigated`; downloads are denied; service workers are
+// blocked. Errors are watched through DevTools (Runtime.exceptionThrown): the page cannot mute
+// them, and their stack names the snippet's own file and line. The bare page is the reference's:
+// no policy and no route, the same checks. The whole job is under one budget (browser.mjs aborts
+// it at the deadline by closing the context, which ends even an endless loop's renderer).
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { FigureError } from './errors.mjs';
+import { isFlat, pngSize } from './png.mjs';
+import { newNonce } from './page.mjs';
+import { writeOutput } from './output.mjs';
+import { ORIENTATIONS, DEVICE_SCALE, orientationOf, tokensFor, readSnippet, namesReadyFlag } from './snippet.mjs';
+import { strictPageHtml, barePageHtml, BARE_BUNDLE_URL, BARE_SNIPPET_URL } from './snippet_page.mjs';
+
+export const SIGNAL_WAIT_MS = 2500;   // the reference's wait for window.__anyplotReady
+
+function shortMessage(e) {
+  const m = String((e && e.message) || e).split('\n')[0];
+  return m.length > 200 ? `${m.slice(0, 200)}...` : m;
+}
+
+// A DevTools exceptionDetails as snippet_error: the class (the exception's own, or read from its
+// message when the script's errors are muted, as a file: script's are; "Error" when neither says),
+// the first line of the message, and the first stack frame that lineOf maps into the snippet.
+export function snippetError(d, lineOf) {
+  const ex = d.exception || null;
+  const text = String(d.text || '');
+  const rejection = text.includes('(in promise)');
+  let message = ex && typeof ex.description === 'string' ? ex.description.split('\n')[0]
+    : ex && 'value' in ex ? String(ex.value) : text.replace(/^Uncaught\s*(\(in promise\)\s*)?/, '');
+  if (!message || message === 'Uncaught') message = 'the snippet threw';
+  let cls = ex && ex.subtype === 'error' && /^[A-Za-z_$][\w$]{0,63}$/.test(ex.className || '') ? ex.className : null;
+  if (!cls) {
+    const m = /^([A-Za-z_$][\w$]{0,63})(?::|$)/.exec(message);
+    cls = m && /(Error|Exception)$/.test(m[1]) ? m[1] : 'Error';
+  }
+  let line = null;
+  for (const f of (d.stackTrace && d.stackTrace.callFrames) || []) {
+    line = lineOf(f.url, f.lineNumber, f.columnNumber);
+    if (line) break;
+  }
+  if (!line && typeof d.lineNumber === 'number') line = lineOf(d.url || '', d.lineNumber, d.columnNumber || 0);
+  const detail = `${rejection ? 'unhandled rejection: ' : ''}${message}`.slice(0, 200);
+  return new FigureError('snippet_error', detail, { error_class: cls, error_line: line || undefined });
+}
+
+// fb: the FigureBrowser (browser, pagesDir, js libraries, muix bundler, options). st: {cancelled,
+// ctx, deadline} shared with the abort (browser.mjs). Returns the answer's fields.
+export async function drawSnippet(fb, job, st, hooks = {}) {
+  const phases = {};
+  let t = performance.now();
+  const lap = (name) => { const now = performance.now(); phases[name] = Math.round(now - t); t = now; };
+  const left = () => Math.max(1, Math.floor(st.deadline - performance.now()));
+  const lib = fb.js[job.library];
+  if (!lib) throw new FigureError('library_unavailable', `this renderer has no ${job.library} JavaScript`);
+  const source = readSnippet(job.snippet, fb.opts.snippetMaxBytes);
+  const orientation = orientationOf(source);
+  const css = ORIENTATIONS[orientation];
+  const target = { width: css.width * DEVICE_SCALE, height: css.height * DEVICE_SCALE };
+  const tokens = tokensFor(job.theme);
+  lap('read');
+  const bundled = job.library === 'muix' ? await fb.muix.bundle(source) : null;
+  if (bundled) lap('bundle');
+  if (st.cancelled) throw new FigureError('timeout', 'cancelled');
+
+  const files = [];
+  const writePageFile = (ext, text) => {
+    const f = path.join(fb.pagesDir, `${crypto.randomUUID()}${ext}`);
+    fs.writeFileSync(f, text, { mode: 0o644, flag: 'wx' });
+    files.push(f);
+    return pathToFileURL(f).href;
+  };
+  // w: what the page did, seen from outside it.
+  const w = { blocked: 0, popups: 0, nav: null, crashed: false, loaded: false, exceptions: new Map() };
+  let page = null;
+  try {
+    let pageUrl = null, html = null, lineOf, allowed = null;
+    if (!job.bare) {
+      const scripts = bundled ? [writePageFile('.js', bundled.code)] : [pathToFileURL(lib.bundle).href, writePageFile('.js', source)];
+      pageUrl = writePageFile('.html', strictPageHtml({ nonce: newNonce(), tokens, css, scripts }));
+      allowed = new Set([pageUrl, ...scripts]);
+      lineOf = bundled ? (url, l, c) => (url === scripts[0] ? bundled.lineOf(l, c) : null)
+        : (url, l) => (url === scripts[1] ? l + 1 : null);
+    } else {
+      const bare = barePageHtml({ tokens, css, bundleSource: bundled ? bundled.code : fb.bundleSource(job.library), snippetSource: bundled ? '' : source });
+      html = bare.html;
+      lineOf = bundled ? (url, l, c) => (url === BARE_BUNDLE_URL ? bundled.lineOf(bare.bundleLine(l), c) : null)
+        : (url, l) => (url === BARE_SNIPPET_URL ? bare.snippetLine(l) : null);
+    }
+
+    const ctx = await fb.browser.newContext({
+      viewport: { width: css.width, height: css.height },
+      deviceScaleFactor: DEVICE_SCALE,      // the exact PNG: CSS size x 2, whatever the snippet does
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+      reducedMotion: 'reduce',              // a forgotten animation flag still draws its last frame
+      colorScheme: job.theme,
+      javaScriptEnabled: true,
+      bypassCSP: false,
+    });
+    st.ctx = ctx;
+    if (st.cancelled) throw new FigureError('timeout', 'cancelled');
+    if (allowed) {
+      await ctx.route('**/*', (route) => {
+        const req = route.request();
+        if (allowed.has(req.url())) return route.continue().catch(() => {});
+        w.blocked++;
+        let main = false;
+        try { main = req.isNavigationRequest() && page !== null && req.frame() === page.mainFrame(); } catch { /* no frame */ }
+        if (main) w.nav = w.nav || 'a navigation away from the page was refused';
+        return route.abort('blockedbyclient').catch(() => {});
+      });
+    }
+    ctx.on('page', (p) => {
+      if (page === null || p === page) return;   // the job's own page (no script has run yet)
+      w.popups++;
+      p.close().catch(() => {});
+    });
+    page = await ctx.newPage();
+    page.on('crash', () => { w.crashed = true; });
+    page.on('framenavigated', (f) => {
+      if (w.loaded && f === page.mainFrame()) w.nav = w.nav || 'the page navigated';
+    });
+    const cdp = await ctx.newCDPSession(page);
+    cdp.on('Runtime.exceptionThrown', (e) => {
+      if (w.exceptions.size < 64) w.exceptions.set(e.exceptionDetails.exceptionId, e.exceptionDetails);
+    });
+    cdp.on('Runtime.exceptionRevoked', (e) => { w.exceptions.delete(e.exceptionId); });
+    // Chromium itself refuses some top-level navigations (to data: URLs) and says so on the
+    // security log, which the page cannot write to.
+    cdp.on('Log.entryAdded', (e) => {
+      if (e.entry && e.entry.source === 'security' && /^Not allowed to navigate/.test(e.entry.text)) {
+        w.nav = w.nav || 'a navigation was refused by the browser';
+      }
+    });
+    await cdp.send('Runtime.enable');
+    await cdp.send('Log.enable');
+    const ownUrl = pageUrl || page.url();
+    lap('page');
+
+    const fail = (e, what) => {
+      if (st.cancelled) return new FigureError('timeout', 'cancelled');
+      if (fb.disconnected) return new FigureError('browser_failed', 'the browser went away');
+      if (w.crashed) return new FigureError('draw_failed', `the page crashed while ${what}`);
+      if (e instanceof FigureError) return e;
+      if (w.nav || page.url() !== ownUrl) return new FigureError('navigated', w.nav || 'the page is no longer its own document');
+      if (e && e.name === 'TimeoutError') return new FigureError('timeout', `${what} did not finish within the job's timeout`);
+      return new FigureError('draw_failed', `${what} failed: ${shortMessage(e)}`);
+    };
+    const check = () => {
+      if (w.crashed) throw new FigureError('draw_failed', 'the page crashed');
+      if (w.nav || page.url() !== ownUrl) throw new FigureError('navigated', w.nav || 'the page is no longer its own document');
+      if (w.exceptions.size) throw snippetError(w.exceptions.values().next().value, lineOf);
+    };
+
+    try {
+      if (pageUrl) await page.goto(pageUrl, { waitUntil: 'load', timeout: left() });
+      else await page.setContent(html, { waitUntil: 'load', timeout: left() });
+    } catch (e) {
+      throw fail(e, 'loading the page');
+    }
+    w.loaded = true;
+    lap('load');
+    check();   // a top-level throw or syntax error: no screenshot
+
+    // The ready rule (../README.md): the snippet's own signal when it can give one, else settle.
+    const settle = () => page.evaluate(async () => {
+      await (document.fonts ? document.fonts.ready : Promise.resolve());
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    });
+    let ready = 'settled', csp = 0;
+    try {
+      if (job.library === 'muix' || namesReadyFlag(source)) {
+        try {
+          await page.waitForFunction(() => window.__anyplotReady === true, null,
+            { timeout: Math.min(SIGNAL_WAIT_MS, left()), polling: 'raf' });
+          ready = 'signal';
+        } catch (e) {
+          if (!e || e.name !== 'TimeoutError') throw e;
+          check();
+          ready = 'deadline';
+          await settle();
+        }
+      } else {
+        await settle();
+      }
+      if (!job.bare) csp = await page.evaluate(() => window.__plotqCsp);
+    } catch (e) {
+      throw fail(e, 'waiting for the draw');
+    }
+    lap('ready');
+    check();   // an error after load (a callback, a rejection) before the screenshot
+
+    let png;
+    try {
+      const shot = await cdp.send('Page.captureScreenshot', {
+        format: 'png',
+        clip: { x: 0, y: 0, width: css.width, height: css.height, scale: DEVICE_SCALE },
+        captureBeyondViewport: false,
+        optimizeForSpeed: fb.opts.fastPng,
+      });
+      png = Buffer.from(shot.data, 'base64');
+    } catch (e) {
+      throw fail(e, 'the screenshot');
+    }
+    lap('shot');
+    check();
+    const size = pngSize(png);
+    if (!size || size.width !== target.width || size.height !== target.height) {
+      throw new FigureError('size_mismatch', `screenshot is ${size ? `${size.width}x${size.height}` : 'not a PNG'}, want ${target.width}x${target.height}`);
+    }
+    if (isFlat(png)) throw new FigureError('blank', 'the screenshot is one flat colour: the snippet drew nothing');
+    lap('check');
+    if (hooks.inspect) await hooks.inspect(page, w);
+    if (st.cancelled) throw new FigureError('timeout', 'cancelled');
+    writeOutput(job.out, png);
+    lap('write');
+    return {
+      width: size.width, height: size.height, bytes: png.length, library: job.library, orientation, ready,
+      blocked_requests: w.blocked, csp_violations: Number.isInteger(csp) ? csp : 0, popups: w.popups, phases,
+    };
+  } finally {
+    // Never reused: the context goes after the answer is out (setImmediate runs after the caller's write).
+    const ctx = st.ctx;
+    if (ctx) setImmediate(() => ctx.close().catch(() => {}));
+    for (const f of files) fs.rmSync(f, { force: true });
+  }
+}

@@ -1,0 +1,115 @@
+// The two pages a snippet is drawn on. Both have anyplot's page contract: #container at the
+// canvas's CSS size, its CSS, and ANYPLOT_THEME / ANYPLOT_TOKENS / ANYPLOT_SIZE set before the
+// snippet runs.
+//   strict (default): a static file with a Content-Security-Policy that admits scripts only by a
+//     nonce fresh for this page; the library bundle and the snippet are files of their own loaded
+//     by nonce'd <script src> (the snippet's own file, so a stack line is the snippet's line), the
+//     globals by a nonce'd inline script that also counts policy violations.
+//   bare: the reference harness's page exactly (no policy, everything inline, the snippet in
+//     try/catch), the control for sweeps. `snippetLine` maps a page line back to the snippet.
+import { contentSecurityPolicy } from './page.mjs';
+import { FONT_FAMILY } from './snippet.mjs';
+
+const attr = (s) => String(s).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+// JSON inside an inline script: `<` escaped so no text can close the element.
+const scriptJson = (v) => JSON.stringify(v).replace(/</g, '\\u003c');
+
+function pageCss(tokens, css) {
+  return `html, body { margin: 0; padding: 0; background: ${tokens.pageBg}; overflow: hidden; }
+  *, *::before, *::after { box-sizing: border-box; }
+  #container {
+    width: ${css.width}px;
+    height: ${css.height}px;
+    background: ${tokens.pageBg};
+    color: ${tokens.ink};
+    font-family: ${FONT_FAMILY};
+    position: relative;
+  }
+  #container canvas, #container svg { display: block; }`;
+}
+
+function globals(tokens, css) {
+  return `window.ANYPLOT_THEME = ${scriptJson(tokens.theme)};
+  window.ANYPLOT_TOKENS = ${scriptJson(tokens)};
+  window.ANYPLOT_SIZE = { width: ${css.width}, height: ${css.height} };`;
+}
+
+// scripts: file:// URLs in load order (the library bundle, then the snippet; for muix the one
+// esbuild bundle). The violation count lives in a closure behind a non-configurable getter, and
+// its listener is the first on window (capturing), so the snippet can neither reset nor hide it.
+export function strictPageHtml({ nonce, tokens, css, scripts }) {
+  const n = attr(nonce);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${attr(contentSecurityPolicy(nonce))}">
+<meta name="referrer" content="no-referrer">
+<title>plotq snippet</title>
+<style>
+  ${pageCss(tokens, css)}
+</style>
+</head>
+<body>
+<div id="container"></div>
+<script nonce="${n}">
+  ${globals(tokens, css)}
+  (function () {
+    var violations = 0;
+    window.addEventListener('securitypolicyviolation', function () { violations++; }, true);
+    Object.defineProperty(window, '__plotqCsp', { get: function () { return violations; } });
+  })();
+</script>
+${scripts.map((u) => `<script nonce="${n}" src="${attr(u)}"></script>`).join('\n')}
+</body>
+</html>
+`;
+}
+
+const inline = (src) => src.replace(/<\/script/gi, '<\\/script');
+export const BARE_BUNDLE_URL = 'plotq-bundle.js';
+export const BARE_SNIPPET_URL = 'plotq-snippet.js';
+
+// The bundle and the snippet end with a sourceURL comment (a name for DevTools, nothing else): a
+// stack frame then names its script, with lines counted from the script's start. Returns {html,
+// bundleLine(l0), snippetLine(l0)}: a frame's 0-based line in that script -> the bundle's 0-based
+// line, the snippet's 1-based line (null outside it).
+export function barePageHtml({ tokens, css, bundleSource, snippetSource }) {
+  const snippetLines = snippetSource.split('\n').length;
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8" />
+<meta name="viewport" content="width=device-width, initial-scale=1" />
+<title>anyplot</title>
+<style>
+  ${pageCss(tokens, css)}
+</style>
+</head>
+<body>
+<div id="container"></div>
+<script>
+  ${globals(tokens, css)}
+  window.__anyplotError = null;
+  window.addEventListener("error", (e) => { window.__anyplotError = String(e.error || e.message); });
+  window.addEventListener("unhandledrejection", (e) => { window.__anyplotError = String(e.reason); });
+</script>
+<script>
+${inline(bundleSource)}
+//# sourceURL=${BARE_BUNDLE_URL}
+</script>
+<script>
+try {
+${inline(snippetSource)}
+} catch (err) {
+  window.__anyplotError = String(err && err.stack ? err.stack : err);
+  throw err;
+}
+//# sourceURL=${BARE_SNIPPET_URL}
+</script>
+</body>
+</html>`;
+  return {
+    html,
+    bundleLine: (l0) => l0 - 1,                 // the script's line 0 is the one after <script>
+    snippetLine: (l0) => (l0 - 1 >= 1 && l0 - 1 <= snippetLines ? l0 - 1 : null),
+  };
+}
