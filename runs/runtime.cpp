@@ -21,7 +21,8 @@ bool token(const std::string& s, bool version) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ||
-              (version && (c == '+' || c == '!' || (c >= 'A' && c <= 'Z')));
+              (version && (c == '+' || c == '!' || (c >= 'A' && c <= 'Z'))) ||
+              (!version && (c == '@' || c == '/'));  // npm's scoped names (@mui/x-charts)
     if (!ok) return false;
   }
   return true;
@@ -59,8 +60,10 @@ Runtime parse_runtime(const std::string& text) {
   r.id = str("id");
   r.lock_sha256 = str("lock_sha256");
   r.python = str("python");
+  r.node = str("node");
+  // A Python runtime names its interpreter, the JavaScript one (runtime/js) its Node; never both.
   if (!hex(r.id, 12) || !hex(r.lock_sha256, 64) || r.lock_sha256.compare(0, 12, r.id) != 0 ||
-      !token(r.python, true))
+      r.python.empty() == r.node.empty() || !token(r.python.empty() ? r.node : r.python, true))
     return invalid(r);
   auto pk = j.find("packages");
   if (pk == j.end() || !pk->is_object() || pk->empty()) return invalid(r);
@@ -71,14 +74,30 @@ Runtime parse_runtime(const std::string& text) {
   return r;
 }
 
-Runtime read_runtime(const std::string& python) {
-  const std::string path = runtime_manifest_path(python);
+namespace {
+Runtime read_manifest(const std::string& path, bool javascript) {
   sandbox::OutputRead rd = sandbox::read_file(path, kMaxRuntimeManifestBytes);
   Runtime r;
   if (rd.status == sandbox::OutputRead::ok) r = parse_runtime(rd.data);
   else r.error = rd.status == sandbox::OutputRead::missing ? "manifest_missing" : "manifest_rejected";
+  if (r.known() && r.node.empty() == javascript) r = invalid(r);  // the other runtime's manifest
   r.manifest = path;
   return r;
+}
+}  // namespace
+
+Runtime read_runtime(const std::string& python) { return read_manifest(runtime_manifest_path(python), false); }
+
+std::string js_runtime_manifest_path(const std::string& js_modules) {
+  std::string dir = js_modules;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  auto slash = dir.find_last_of('/');
+  dir = slash == std::string::npos ? std::string(".") : dir.substr(0, slash);
+  return (dir.empty() ? std::string("/") : dir) + "/plotq-js-runtime.json";
+}
+
+Runtime read_js_runtime(const std::string& js_modules) {
+  return read_manifest(js_runtime_manifest_path(js_modules), true);
 }
 
 nlohmann::json runtime_json(const Runtime& r) {
@@ -86,8 +105,9 @@ nlohmann::json runtime_json(const Runtime& r) {
   if (!r.known()) {
     j = {{"id", nullptr}, {"error", r.error}, {"manifest", r.manifest}};
   } else {
-    j = {{"id", r.id}, {"lock_sha256", r.lock_sha256}, {"python", r.python}, {"packages", r.packages},
-         {"manifest", r.manifest}};
+    j = {{"id", r.id}, {"lock_sha256", r.lock_sha256}, {"packages", r.packages}, {"manifest", r.manifest}};
+    if (r.node.empty()) j["python"] = r.python;
+    else j["node"] = r.node;
   }
   return j;
 }

@@ -17,7 +17,8 @@ inline constexpr std::size_t kMaxRuntimeManifestBytes = 256 * 1024;
 struct Runtime {
   std::string id;           // first 12 hex of the lock's sha256; "" when unknown
   std::string lock_sha256;  // 64 hex
-  std::string python;       // the interpreter's version, e.g. 3.11.2
+  std::string python;       // the interpreter's version, e.g. 3.11.2 (the Python runtime)
+  std::string node;         // Node's version (the JavaScript runtime, runtime/js); one of the two is set
   std::map<std::string, std::string> packages;  // canonical package name -> version
   std::string manifest;     // the path it was read from
   // "" when read; else manifest_missing | manifest_rejected (a link, not a regular file, too
@@ -37,6 +38,12 @@ Runtime parse_runtime(const std::string& text);
 // Reads the manifest beside `python` (O_NOFOLLOW, a regular file, under the cap: the venv is on
 // the host, but a job's interpreter prefix is what jobs see; never trust it blindly).
 Runtime read_runtime(const std::string& python);
+
+// The JavaScript runtime (runtime/js): its manifest plotq-js-runtime.json beside the modules dir
+// (<dirname(js_modules)>/plotq-js-runtime.json), written by runtime/js/manifest.mjs after npm ci.
+// A JavaScript render's ledger row and a sweep of snippets record its id.
+std::string js_runtime_manifest_path(const std::string& js_modules);
+Runtime read_js_runtime(const std::string& js_modules);
 
 // The id a ledger row or a sweep records: nullopt when the runtime is unknown.
 inline std::optional<std::string> runtime_id(const Runtime& r) {

@@ -18,6 +18,7 @@
 #include "common/log.hpp"
 #include "runs/data_job.hpp"
 #include "runs/runtime.hpp"
+#include "sandbox/figure_renderer.hpp"
 #include "sandbox/cgroup.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/launcher.hpp"
@@ -45,6 +46,8 @@ int sandbox_check() {
   nlohmann::json j = sandbox::to_json(report);
   runs::Runtime runtime = runs::read_runtime(config.python);
   j["runtime"] = runs::runtime_json(runtime);
+  // The JavaScript snippets' libraries (runtime/js); not required: plotq draws Python without them.
+  j["js_runtime"] = runs::runtime_json(runs::read_js_runtime(sandbox::figure_config_from_env().js_modules));
   std::printf("%s\n", j.dump(2).c_str());
   return report.ok() && runtime.known() ? 0 : 1;
 }

@@ -39,6 +39,19 @@ if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
   if [ -f "$root/tests/browser/package-lock.json" ] && [ ! -d "$root/tests/browser/node_modules/playwright-core" ]; then
     (cd "$root/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   fi
+  # JavaScript snippet libraries (runtime/js): chart.js, d3, echarts, highcharts, MUI X (+ React,
+  # esbuild) exactly as package-lock.json pins them, each file checked against its integrity hash
+  # (npm ci). A re-run with an unchanged lock does nothing; the identity is written after install.
+  js=$root/runtime/js
+  js_want=$(sha256sum "$js/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$js/node_modules/.plotq-lock-sha256" 2>/dev/null)" != "$js_want" ] || [ ! -f "$js/plotq-js-runtime.json" ]; then
+    echo "setup: installing runtime/js/package-lock.json"
+    rm -f "$js/plotq-js-runtime.json"
+    (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
+    node "$js/manifest.mjs" >"$js/plotq-js-runtime.json.tmp"
+    mv "$js/plotq-js-runtime.json.tmp" "$js/plotq-js-runtime.json"
+    echo "$js_want" >"$js/node_modules/.plotq-lock-sha256"
+  fi
   # Figure renderer (sandbox/figure): playwright-core from its lock file, no browser download.
   if [ -f "$root/sandbox/figure/package-lock.json" ] && [ ! -d "$root/sandbox/figure/node_modules/playwright-core" ]; then
     (cd "$root/sandbox/figure" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)

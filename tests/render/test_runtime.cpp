@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runs/runtime.hpp"
+#include "sandbox/figure_renderer.hpp"
 
 namespace runs = plotq::runs;
 namespace fs = std::filesystem;
@@ -61,6 +62,7 @@ TEST_CASE("parse_runtime takes the manifest's shape and nothing else") {
   CHECK(with("id", "000000000000") == "manifest_invalid");  // not the lock's prefix
   CHECK(with("lock_sha256", 7) == "manifest_invalid");
   CHECK(with("python", "3.11 2") == "manifest_invalid");
+  CHECK(with("node", "20.1.0") == "manifest_invalid");  // both interpreters: neither runtime's manifest
   CHECK(with("packages", nlohmann::json::object()) == "manifest_invalid");
   CHECK(with("packages", {{"Bad Name", "1"}}) == "manifest_invalid");
   CHECK(with("packages", {{"numpy", 2}}) == "manifest_invalid");
@@ -111,4 +113,39 @@ TEST_CASE("the installed runtime's manifest names the lock and the eight librari
   CHECK(r.packages.count("plotly") == 1);
   CHECK(r.packages.count("bokeh") == 1);
   CHECK(r.packages.count("lets-plot") == 1);
+}
+
+TEST_CASE("the JavaScript runtime: runtime/js/plotq-js-runtime.json beside node_modules, node's version, npm names") {
+  CHECK(runs::js_runtime_manifest_path("/work/main/runtime/js/node_modules") == "/work/main/runtime/js/plotq-js-runtime.json");
+  CHECK(runs::js_runtime_manifest_path("/work/main/runtime/js/node_modules/") == "/work/main/runtime/js/plotq-js-runtime.json");
+  Venv v;
+  fs::create_directories(v.root / "node_modules");
+  const std::string modules = (v.root / "node_modules").string();
+  CHECK(runs::read_js_runtime(modules).error == "manifest_missing");
+  const char* js = R"({"id": "831232bbf9cf", "lock_sha256": "831232bbf9cfe0f3eb3f569a4eb0a0a8906560c5af8b4cf4d0855e8046f95cea",
+    "node": "20.20.2", "packages": {"@mui/x-charts": "7.29.1", "chart.js": "4.4.7"}})";
+  std::ofstream(v.root / "plotq-js-runtime.json") << js;
+  runs::Runtime r = runs::read_js_runtime(modules);
+  REQUIRE(r.known());
+  CHECK(r.node == "20.20.2");
+  CHECK(r.python.empty());
+  CHECK(r.packages.at("@mui/x-charts") == "7.29.1");
+  CHECK(runs::runtime_json(r)["node"] == "20.20.2");
+  CHECK_FALSE(runs::runtime_json(r).contains("python"));
+  // The Python runtime's manifest in its place is not the JavaScript one (and the other way round).
+  std::ofstream(v.root / "plotq-js-runtime.json", std::ios::trunc) << kManifest;
+  CHECK(runs::read_js_runtime(modules).error == "manifest_invalid");
+  v.write(js);
+  CHECK(runs::read_runtime(v.python()).error == "manifest_invalid");
+}
+
+TEST_CASE("the installed JavaScript runtime names its lock and the five snippet libraries' packages") {
+  // tools/setup.sh installs it (npm ci of runtime/js/package-lock.json) and writes the manifest.
+  runs::Runtime r = runs::read_js_runtime(plotq::sandbox::runtime_js_modules());
+  INFO(r.manifest << ": " << r.error);
+  REQUIRE(r.known());
+  for (const char* p : {"chart.js", "d3", "echarts", "highcharts", "@mui/x-charts", "react", "esbuild"}) {
+    INFO(p);
+    CHECK(r.packages.count(p) == 1);
+  }
 }
