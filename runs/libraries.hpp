@@ -1,8 +1,9 @@
 // The plotting libraries plotq renders, in one table: the name a request uses, the file stem the
 // anyplot catalogue uses for it (plots/<spec>/implementations/python/<stem>.py; lets-plot's files
 // are letsplot.py), the runtime packages a render needs (runtime/venv/plotq-runtime.json), and the
-// render mode: plot (the PNG is drawn inside the sandbox) or figure (the sandbox writes the
-// figure's JSON, the host's Chromium draws it).
+// render mode: plot (the PNG is drawn inside the sandbox), figure (the sandbox writes the
+// figure's JSON, the host's Chromium draws it) or snippet (JavaScript: no Python sandbox at all, the
+// snippet is drawn in a locked page of the host's Chromium with its library from runtime/js).
 #pragma once
 #include <array>
 #include <map>
@@ -14,22 +15,34 @@ namespace plotq::runs {
 struct Library {
   std::string_view name;                    // wire name (POST /render, a turn's plot action, --library)
   std::string_view stem;                    // catalogue file stem
-  std::string_view mode;                    // plot | figure
-  std::array<std::string_view, 2> packages;  // what the runtime must hold ("" = unused slot)
+  std::string_view mode;                    // plot | figure | snippet
+  // What the Python runtime must hold ("" = unused slot); a snippet library's JavaScript is the
+  // figure renderer's to check (FigureRenderer::available(name), from runtime/js/node_modules).
+  std::array<std::string_view, 2> packages;
+  std::string_view language;                // python | javascript (POST /render's `language`)
 };
 
 inline constexpr Library kLibraries[] = {
-    {"matplotlib", "matplotlib", "plot", {"matplotlib", ""}},
-    {"seaborn", "seaborn", "plot", {"seaborn", "matplotlib"}},
-    {"plotnine", "plotnine", "plot", {"plotnine", "matplotlib"}},
+    {"matplotlib", "matplotlib", "plot", {"matplotlib", ""}, "python"},
+    {"seaborn", "seaborn", "plot", {"seaborn", "matplotlib"}, "python"},
+    {"plotnine", "plotnine", "plot", {"plotnine", "matplotlib"}, "python"},
     // chart.save("plot-<theme>.png") goes through vl-convert (no browser).
-    {"altair", "altair", "plot", {"altair", "vl-convert-python"}},
+    {"altair", "altair", "plot", {"altair", "vl-convert-python"}, "python"},
     // render_to_png goes through cairosvg.
-    {"pygal", "pygal", "plot", {"pygal", "cairosvg"}},
-    {"lets-plot", "letsplot", "plot", {"lets-plot", ""}},
-    {"plotly", "plotly", "figure", {"plotly", ""}},
-    {"bokeh", "bokeh", "figure", {"bokeh", ""}},
+    {"pygal", "pygal", "plot", {"pygal", "cairosvg"}, "python"},
+    {"lets-plot", "letsplot", "plot", {"lets-plot", ""}, "python"},
+    {"plotly", "plotly", "figure", {"plotly", ""}, "python"},
+    {"bokeh", "bokeh", "figure", {"bokeh", ""}, "python"},
+    // JavaScript snippets (plots/<spec>/implementations/javascript/<stem>.js; MUI X's are .tsx).
+    {"chartjs", "chartjs", "snippet", {"", ""}, "javascript"},
+    {"d3", "d3", "snippet", {"", ""}, "javascript"},
+    {"echarts", "echarts", "snippet", {"", ""}, "javascript"},
+    {"highcharts", "highcharts", "snippet", {"", ""}, "javascript"},
+    {"muix", "muix", "snippet", {"", ""}, "javascript"},
 };
+
+// The file a snippet is handed to the renderer as: MUI X's are TSX modules, the others scripts.
+inline std::string_view snippet_extension(std::string_view library) { return library == "muix" ? ".tsx" : ".js"; }
 
 // The row for a wire name, or nullptr.
 const Library* find_library(std::string_view name);
@@ -38,8 +51,9 @@ const Library* find_library(std::string_view name);
 const Library* library_for_stem(std::string_view stem);
 
 // "ok", or "invalid_library" (not in the table), or "runtime_unavailable" (a package the runtime
-// does not hold, by its manifest's package names; or figure mode without a working figure
-// renderer). Pure: the caller passes what the runtime holds and whether Chromium draws here.
+// does not hold, by its manifest's package names; or figure or snippet mode without a working
+// figure renderer for that library). Pure: the caller passes what the runtime holds and whether
+// Chromium draws this library here.
 std::string library_support(std::string_view library, const std::map<std::string, std::string>& packages,
                             bool figures_available);
 

@@ -83,6 +83,10 @@ const Outcome kOutcomes[] = {
     {"figure_invalid", false, false, failed, "run_failed", "", "The figure could not be read as a figure."},
     {"draw_failed", false, false, failed, "run_failed", "", "The figure could not be drawn."},
     {"no_webgl", false, false, failed, "run_failed", "", "The figure needs WebGL, which is not available here."},
+    // JavaScript snippets (snippet mode): the page showed one flat colour / left its own document.
+    {"blank", false, false, failed, "run_failed", "", "The plot drew nothing: the image is one flat colour."},
+    {"navigated", false, false, failed, "run_failed", "",
+     "The plot tried to leave its page (a navigation), so the render was stopped."},
     {"invalid_request", false, false, failed, "run_failed", "", "The render request is not valid."},
     {"invalid_library", false, false, failed, "run_failed", "", "This plotting library is not supported."},
 

@@ -84,7 +84,7 @@ bool canvas_ok(int width, int height) {
 std::string canvas_of(int width, int height) { return canvas_ok(width, height) ? "exact" : "off"; }
 
 std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
-  return library_support(library, runtime.packages, figures && figures->available());
+  return library_support(library, runtime.packages, figures && figures->available(render_mode(library) == "plot" ? "" : library));
 }
 
 std::string render_mode(const std::string& library) {
@@ -97,6 +97,7 @@ std::string validate_render_request(const RenderRequest& r) {
   if (!matches(r.library, 32, false)) return "library";
   if (r.source.empty() || utf8_chars(r.source) > kMaxRenderSourceChars) return "source";
   if (utf8_chars(r.data_csv) > kMaxDataCsvChars) return "data_csv";
+  if (!r.data_csv.empty() && render_mode(r.library) == "snippet") return "data_csv";  // a page has no files
   if (!(r.timeout_s > 0) || !(r.timeout_s <= kMaxRenderTimeoutS)) return "timeout_s";
   if (r.themes.empty() || r.themes.size() > 2) return "themes";
   for (const auto& t : r.themes)
@@ -128,6 +129,12 @@ std::string figure_outcome(const std::string& code) {
     return "figure_invalid";
   if (code == "no_webgl" || code == "draw_failed" || code == "timeout" || code == "runtime_unavailable") return code;
   if (code == "size_mismatch") return "canvas_size";
+  // JavaScript snippets: the snippet's own error (error_class, error_line) is a plot error, an
+  // import the page does not provide is the guard's refusal (rule "import"), like Python's.
+  if (code == "snippet_error") return "plot_error";
+  if (code == "import_refused") return "guard_refused";
+  if (code == "blank" || code == "navigated") return code;
+  if (code == "library_unavailable") return "runtime_unavailable";
   if (code == "shutdown") return "cancelled";
   return "renderer_error";  // request_invalid, output_failed, browser_failed, renderer_*, protocol_error, busy
 }
@@ -240,6 +247,7 @@ std::string describe(const ThemeRun& r) {
   if (o == "figure_invalid")
     return "The figure could not be read as a figure (" + r.figure_code.value_or("figure_invalid") + ").";
   if (o == "renderer_error") return "The figure renderer failed (" + r.figure_code.value_or("unknown") + ").";
+  if (o == "draw_failed" && r.mode == "snippet") return "The plot's page crashed while drawing (out of memory, or a crash).";
   if (o == "cancelled") return "The render was cancelled.";
   if (o == "crashed") return "The plot's process crashed.";
   if (o == "launcher" || o == "exec_denied" || o == "sandbox_unavailable" || o == "low_memory" || o == "io")

@@ -16,6 +16,7 @@
 
 #include "common/env.hpp"
 #include "common/log.hpp"
+#include "runs/libraries.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
 #include "sandbox/output.hpp"
@@ -127,6 +128,16 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       return theme_done(std::move(r));
     }
     theme_start = Clock::now();
+    if (mode == "snippet") {
+      // JavaScript: no Python sandbox; the snippet itself goes to the host's Chromium, whose
+      // locked page is its sandbox (sandbox/figure/README.md, "JavaScript snippets").
+      ThemeRun r;
+      r.theme = theme;
+      r.mode = mode;
+      r.job.outputs[render_output_name(mode, theme)] = req.source;
+      r.job.attempts = 1;  // a run that was tried (the ledger books attempts 0 as never started)
+      return draw(std::move(r));
+    }
     in_job = true;
     std::weak_ptr<RenderRun> weak = shared_from_this();
     job = launcher.run(render_job_spec(req, theme, req.timeout_s), [weak, theme](sandbox::JobResult jr) {
@@ -155,7 +166,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     const std::string out = render_output_name(mode, r.theme);
     std::string json = std::move(r.job.outputs[out]);
     r.job.outputs.clear();
-    if (!figures || !figures->available()) {
+    if (!figures || !figures->available(mode == "plot" ? "" : req.library)) {
       r.outcome = "runtime_unavailable";
       r.message = describe(r);
       return theme_done(std::move(r));
@@ -171,7 +182,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     std::uint64_t token = ++draw_token;
     std::uint64_t n = ++shared->next_file;
     std::string base = std::to_string(id) + "-" + std::to_string(n) + "-" + current.theme;
-    pending_json = base + ".json";
+    pending_json = base + (mode == "snippet" ? std::string(snippet_extension(req.library)) : std::string(".json"));
     pending_png = base + ".png";
     int dirfd = shared->dirfd;
     std::weak_ptr<RenderRun> weak = shared_from_this();
@@ -211,20 +222,31 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     std::weak_ptr<RenderRun> weak = shared_from_this();
     std::weak_ptr<RendererShared> weak_shared = shared;
     auto draw_start = Clock::now();
-    figure_job = figures->render(shared->dir_path + "/" + pending_json, shared->dir_path + "/" + pending_png, left,
-                    [weak, weak_shared, token, draw_start, a = pending_json, b = pending_png](sandbox::FigureResult fr) {
-                      if (auto self = weak.lock()) return self->figure_done(token, draw_start, std::move(fr));
-                      orphan_files(weak_shared, a, b);
-                    });
+    auto on_drawn = [weak, weak_shared, token, draw_start, a = pending_json, b = pending_png](sandbox::FigureResult fr) {
+      if (auto self = weak.lock()) return self->figure_done(token, draw_start, std::move(fr));
+      orphan_files(weak_shared, a, b);
+    };
+    const std::string in = shared->dir_path + "/" + pending_json, out = shared->dir_path + "/" + pending_png;
+    figure_job = mode == "snippet"
+                     ? figures->render_snippet(in, out, sandbox::SnippetJob{req.library, current.theme, false}, left, on_drawn)
+                     : figures->render(in, out, left, on_drawn);
   }
 
   void figure_done(std::uint64_t token, Clock::time_point draw_start, sandbox::FigureResult fr) {
     if (token != draw_token || finished) return remove_files(pending_json, pending_png);
     figure_job.reset();
     current.draw_s = since(draw_start);
+    if (mode == "snippet") {
+      // The draw is the whole run: its time is the run's (the ledger's wall_s).
+      current.wall_s = current.draw_s;
+      current.job.wall_s = current.draw_s;
+    }
     if (!fr.ok) {
       current.figure_code = fr.code;
       current.outcome = figure_outcome(fr.code);
+      current.error_class = fr.error_class;
+      current.error_line = fr.error_line;
+      if (current.outcome == "guard_refused") current.refusal_rule = "import";
       if (current.outcome == "timeout") current.timed_out = true;
       if (current.outcome == "output_too_large") {
         current.limit = static_cast<double>(kMaxFigureBytes);
@@ -367,6 +389,12 @@ Renderer::~Renderer() {
     run->cancel();
     run->finished = true;
   }
+}
+
+const Runtime& Renderer::runtime_for(const std::string& library) const {
+  if (render_mode(library) != "snippet") return *runtime_;
+  if (!js_runtime_) js_runtime_ = std::make_shared<const Runtime>(read_js_runtime(sandbox::runtime_js_modules()));
+  return *js_runtime_;
 }
 
 std::string Renderer::support(const std::string& library) const {

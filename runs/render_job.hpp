@@ -75,12 +75,16 @@ class Renderer {
   RenderHandle render(RenderRequest request, std::function<void(RenderResult)> on_done);
   std::string support(const std::string& library) const;
   const Runtime& runtime() const { return *runtime_; }
+  // The runtime a library's renders run on: for snippet libraries the JavaScript one (runtime/js,
+  // read once, at first use, beside runtime_js_modules()); a sweep's ledger rows record its id.
+  const Runtime& runtime_for(const std::string& library) const;
 
  private:
   boost::asio::io_context& io_;
   sandbox::Launcher& launcher_;
   sandbox::FigureRenderer* figures_;
   std::shared_ptr<const Runtime> runtime_;
+  mutable std::shared_ptr<const Runtime> js_runtime_;
   std::shared_ptr<detail::RendererShared> shared_;
 };
 

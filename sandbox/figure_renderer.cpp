@@ -60,6 +60,18 @@ std::string runtime_bokeh_js() {
   return site.empty() ? "" : site + "/bokeh/server/static/js";
 }
 
+std::string runtime_js_modules() { return project_home() + "/runtime/js/node_modules"; }
+
+std::string js_bundle_path(const std::string& library) {
+  // The same files as sandbox/figure/lib/snippet.mjs loads: each library's one UMD bundle.
+  if (library == "chartjs") return "chart.js/dist/chart.umd.js";
+  if (library == "d3") return "d3/dist/d3.min.js";
+  if (library == "echarts") return "echarts/dist/echarts.min.js";
+  if (library == "highcharts") return "highcharts/highcharts.js";
+  if (library == "muix") return "@mui/x-charts/package.json";
+  return "";
+}
+
 // ------------------------------------------------------------------------------------------------
 // Jobs (the renderer process itself is figure_process.hpp's FigureProc).
 
@@ -71,6 +83,7 @@ struct Job {
   std::uint64_t id = 0;
   std::string figure, out;
   std::string library;  // "" = the figure's shape says
+  std::optional<SnippetJob> snippet;  // set: `figure` is a JavaScript snippet
   double timeout_s = 0;
   int attempts = 0;  // times sent to a renderer
   Clock::time_point start;
@@ -120,6 +133,17 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     return !cfg.bokeh_js.empty() && ::access((cfg.bokeh_js + "/bokeh.min.js").c_str(), R_OK) == 0;
   }
 
+  bool has_js(const std::string& library) const {
+    std::string rel = js_bundle_path(library);
+    return !cfg.js_modules.empty() && !rel.empty() && ::access((cfg.js_modules + "/" + rel).c_str(), R_OK) == 0;
+  }
+  bool has_any_js() const {
+    for (const char* l : {"chartjs", "d3", "echarts", "highcharts", "muix"})
+      if (has_js(l)) return true;
+    return false;
+  }
+
+  // library "" asks about plotly or bokeh (figure mode); "*" about anything at all to draw (start).
   std::string unavailable_reason(const std::string& library = "") const {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -127,9 +151,15 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     if (::access(cfg.chromium.c_str(), X_OK) != 0) return "chromium not found at " + cfg.chromium;
     if (library == "plotly" && !has_plotly()) return "plotly.js not found at '" + cfg.plotly_js + "'";
     if (library == "bokeh" && !has_bokeh()) return "BokehJS not found in '" + cfg.bokeh_js + "'";
-    if (!library.empty() && library != "plotly" && library != "bokeh") return "no figure renderer for " + library;
-    if (!has_plotly() && !has_bokeh())
+    const bool js = !js_bundle_path(library).empty();
+    if (js && !has_js(library))
+      return library + "'s JavaScript not found in '" + cfg.js_modules + "' (run tools/setup.sh)";
+    if (!library.empty() && library != "*" && library != "plotly" && library != "bokeh" && !js)
+      return "no figure renderer for " + library;
+    if (library.empty() && !has_plotly() && !has_bokeh())
       return "neither plotly.js ('" + cfg.plotly_js + "') nor BokehJS ('" + cfg.bokeh_js + "') found";
+    if (library == "*" && !has_plotly() && !has_bokeh() && !has_any_js())
+      return "no plotly.js, BokehJS or snippet library found";
     fs::path s = script();
     if (!fs::is_regular_file(s, ec)) return "renderer script not found at " + s.string();
     if (!fs::is_regular_file(s.parent_path() / "node_modules/playwright-core/package.json", ec))
@@ -160,7 +190,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
 
   void enqueue(Job job) {
     if (stopping) return complete(job, failure("shutdown", "the figure renderer is stopping"));
-    if (std::string why = unavailable_reason(job.library); !why.empty())
+    if (std::string why = unavailable_reason(job.snippet ? job.snippet->library : job.library); !why.empty())
       return complete(job, failure("runtime_unavailable", why));
     if (pending.size() >= cfg.figure_max_queue + (inflight ? 0u : 1u))
       return complete(job, failure("busy", "too many figure jobs waiting"));
@@ -209,8 +239,15 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     }
     std::string line;
     try {
-      json req{{"id", job.id}, {"figure", job.figure}, {"out", job.out}, {"timeout_ms", std::floor(left_ms)}};
-      if (!job.library.empty()) req["library"] = job.library;
+      json req{{"id", job.id}, {job.snippet ? "snippet" : "figure", job.figure}, {"out", job.out},
+               {"timeout_ms", std::floor(left_ms)}};
+      if (job.snippet) {
+        req["library"] = job.snippet->library;
+        req["theme"] = job.snippet->theme;
+        if (job.snippet->bare) req["bare"] = true;
+      } else if (!job.library.empty()) {
+        req["library"] = job.library;
+      }
       line = req.dump() + "\n";
     } catch (const json::exception&) {
       complete(job, failure("request_invalid", "a path is not valid UTF-8"));
@@ -290,6 +327,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
                  {"chromium", msg.value("chromium", "")},
                  {"plotly", msg.value("plotly", json())},
                  {"bokeh", msg.value("bokeh", json())},
+                 {"js", msg.value("js", json())},
                  {"chromium_uid", msg.value("chromium_uid", json())},
                  {"netns", cfg.figure_netns},
                  {"pidns", cfg.figure_pidns}});
@@ -322,11 +360,17 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
         r.csp_violations = msg.value("csp_violations", 0);
         r.library = msg.value("library", "");
         r.reused = msg.value("reused", false);
+        r.ready = msg.value("ready", "");
+        r.popups = msg.value("popups", 0);
         bool landscape = r.width == 3200 && r.height == 1800, square = r.width == 2400 && r.height == 2400;
         if (!landscape && !square) r = failure("protocol_error", "the renderer reported an unexpected size");
       } else {
         r.code = msg.at("code").get<std::string>();
         r.detail = msg.value("detail", "");
+        if (auto c = msg.find("error_class"); c != msg.end() && c->is_string()) r.error_class = c->get<std::string>().substr(0, 64);
+        if (auto l = msg.find("error_line"); l != msg.end() && l->is_number_integer() && l->get<long long>() > 0 &&
+                                               l->get<long long>() < (1LL << 31))
+          r.error_line = static_cast<int>(l->get<long long>());
       }
     } catch (const json::exception&) {
       r = failure("protocol_error", "the renderer's answer has the wrong shape");
@@ -363,6 +407,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
                                   "--chromium=" + cfg.chromium,
                                   has_plotly() ? "--plotly=" + cfg.plotly_js : "--no-plotly",
                                   has_bokeh() ? "--bokeh=" + cfg.bokeh_js : "--no-bokeh",
+                                  has_any_js() ? "--js-modules=" + cfg.js_modules : "--no-js",
                                   "--tmp-dir=" + tmp_dir,
                                   "--max-bytes=" + std::to_string(cfg.figure_max_bytes),
                                   "--max-depth=" + std::to_string(cfg.figure_max_depth),
@@ -492,7 +537,7 @@ FigureRenderer::~FigureRenderer() { impl_->destroy(); }
 
 void FigureRenderer::start() {
   asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_)] {
-    if (auto self = w.lock(); self && self->unavailable_reason().empty()) self->ensure_started();
+    if (auto self = w.lock(); self && self->unavailable_reason("*").empty()) self->ensure_started();
   });
 }
 
@@ -513,6 +558,25 @@ std::uint64_t FigureRenderer::render(std::string figure_path, std::string out_pa
     auto self = w.lock();
     if (!self) return;
     self->enqueue(std::move(job));
+  });
+  return id;
+}
+
+std::uint64_t FigureRenderer::render_snippet(std::string snippet_path, std::string out_path, SnippetJob how,
+                                             double timeout_s, std::function<void(FigureResult)> done) {
+  Job job;
+  job.id = impl_->next_id++;
+  const std::uint64_t id = job.id;
+  job.figure = std::move(snippet_path);
+  job.out = std::move(out_path);
+  job.start = Clock::now();
+  const double max_s = impl_->cfg.figure_max_timeout_s;
+  job.timeout_s = (std::isfinite(timeout_s) && timeout_s > 0) ? std::min(timeout_s, max_s) : max_s;
+  job.deadline = job.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.timeout_s));
+  job.done = std::move(done);
+  job.snippet = std::move(how);
+  asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_), job = std::move(job)]() mutable {
+    if (auto self = w.lock()) self->enqueue(std::move(job));
   });
   return id;
 }

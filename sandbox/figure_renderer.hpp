@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace plotq {
@@ -31,6 +32,12 @@ namespace plotq::sandbox {
 // runtime has no site-packages. The figure is drawn with the JavaScript of the package that wrote it.
 std::string runtime_plotly_js();
 std::string runtime_bokeh_js();
+// The JavaScript snippet libraries (runtime/js, installed from its package-lock.json by
+// tools/setup.sh): <project home>/runtime/js/node_modules.
+std::string runtime_js_modules();
+// The file a snippet library's page loads, relative to the modules dir ("" for a name that is not
+// one of chartjs, d3, echarts, highcharts, muix; MUI X is bundled by esbuild: its package.json).
+std::string js_bundle_path(const std::string& library);
 
 // Every limit and path of the figure renderer; env-var name PLOTQ_<FIELD IN UPPER CASE>, declared
 // with its bound and its reason in figure_settings.cpp.
@@ -39,6 +46,7 @@ struct FigureConfig {
   std::string chromium = "/usr/bin/chromium";                     // PLOTQ_CHROMIUM
   std::string plotly_js = runtime_plotly_js();  // PLOTQ_PLOTLY_JS; "" or missing: no plotly figures
   std::string bokeh_js = runtime_bokeh_js();    // PLOTQ_BOKEH_JS, the bundles' dir; "" or missing: no bokeh figures
+  std::string js_modules = runtime_js_modules();  // PLOTQ_JS_MODULES; "" or missing: no JavaScript snippets
   std::string figure_script;          // renderer.mjs; "" = <project home>/sandbox/figure/renderer.mjs
   std::string figure_tmp_root = "/tmp";  // a private 0711 dir per renderer start is made here
   std::uint32_t figure_restart_after = 200;  // jobs per renderer process, then a fresh one
@@ -83,6 +91,21 @@ struct FigureResult {
   bool reused = false;       // drawn on a page that had drawn (and cleared) an earlier figure
   int blocked_requests = 0;  // requests the page's route aborted
   int csp_violations = 0;    // loads/scripts the page's Content-Security-Policy refused
+  // Snippets: how the page said it was ready (signal | settled | deadline), popups it tried to
+  // open (closed), and for snippet_error / import_refused the snippet's error class and line.
+  std::string ready;
+  int popups = 0;
+  std::optional<std::string> error_class;
+  std::optional<int> error_line;
+};
+
+// How a JavaScript snippet is drawn: its library (chartjs | d3 | echarts | highcharts | muix), the
+// theme its page's tokens are for, and bare (the same page without its rules: no
+// Content-Security-Policy, no request routing; the sweep's control, never for a user's code).
+struct SnippetJob {
+  std::string library;
+  std::string theme = "light";
+  bool bare = false;
 };
 
 class FigureRenderer {
@@ -102,6 +125,11 @@ class FigureRenderer {
   // figure's shape says).
   std::uint64_t render(std::string figure_path, std::string out_path, double timeout_s,
                        std::function<void(FigureResult)> done, std::string library = "");
+  // Draws the JavaScript snippet at snippet_path (absolute; the user's code) in a fresh locked page
+  // (one job per page, destroyed after it) into out_path, exactly 3200x1800 or 2400x2400 by the
+  // snippet's orientation line. Same queue, timeout, cancel and answer as render().
+  std::uint64_t render_snippet(std::string snippet_path, std::string out_path, SnippetJob how, double timeout_s,
+                               std::function<void(FigureResult)> done);
 
   // Stops one job (callable from any thread; posted to the io_context). Queued: it answers
   // "cancelled" and is never sent. Being drawn: it answers "cancelled" at once, the renderer closes
@@ -114,7 +142,7 @@ class FigureRenderer {
   void stop();
 
   // node, the renderer script, playwright-core and Chromium are present, and the library's
-  // JavaScript ("plotly", "bokeh"; "": either one) is.
+  // JavaScript ("plotly", "bokeh", a snippet library; "": plotly or bokeh) is.
   bool available(const std::string& library = "") const;
   std::string unavailable_reason(const std::string& library = "") const;  // "" when available
 

@@ -11,6 +11,8 @@ void register_figure_settings(Settings& s, FigureConfig& c) {
   s.add("PLOTQ_PLOTLY_JS", &c.plotly_js, "plotly.js the figure page loads (the runtime's own, so it matches the plotly that wrote the figure)");
   s.add("PLOTQ_BOKEH_JS", &c.bokeh_js,
         "directory of the BokehJS bundles the figure page loads (the runtime's own, so it matches the bokeh that wrote the figure)");
+  s.add("PLOTQ_JS_MODULES", &c.js_modules,
+        "node_modules of the JavaScript snippet libraries (runtime/js, from its package-lock.json); empty: no snippets");
   s.add("PLOTQ_FIGURE_SCRIPT", &c.figure_script, "renderer.mjs; empty = <PLOTQ_HOME>/sandbox/figure/renderer.mjs");
   s.add("PLOTQ_FIGURE_TMP_ROOT", &c.figure_tmp_root, "a private 0711 dir per renderer start is made here");
   s.add("PLOTQ_FIGURE_RESTART_AFTER", &c.figure_restart_after, "jobs per renderer process, then a fresh one").range(1, 1'000'000);

@@ -66,6 +66,12 @@ struct App {
   // The last periodic WAL checkpoint's failure ("" when it succeeded or none ran): /readyz's
   // store_writable reads it instead of writing to the store per request.
   std::string checkpoint_error;
+
+  // The JavaScript runtime (runtime/js, runs::read_js_runtime of the figure renderer's modules
+  // dir): a snippet render's ledger row records its id; /status shows it. Never null.
+  std::shared_ptr<const runs::Runtime> js_runtime;
+  // The runtime a library's renders run on: the JavaScript one for snippet libraries (app.cpp).
+  const runs::Runtime& runtime_for(const std::string& library) const;
 };
 
 // While draining: answers 503 unavailable with Retry-After (the grace, in whole seconds) and

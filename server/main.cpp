@@ -163,8 +163,8 @@ int run(int argc, char** argv) {
   }
   log_event("sandbox", {{"ready", launcher->ready()}, {"layers", sandbox::to_json(launcher->layers())}});
   std::unique_ptr<sandbox::FigureRenderer> figures = std::make_unique<sandbox::FigureRenderer>(ioc, cfg.figure);
-  if (!figures->available()) {
-    log_event("figures_unavailable", {{"reason", figures->unavailable_reason()}});
+  if (!figures->available("*")) {
+    log_event("figures_unavailable", {{"reason", figures->unavailable_reason("*")}});
     figures.reset();
   }
   // What the sandbox's interpreter holds: a runtime without its manifest serves no library
@@ -176,6 +176,10 @@ int run(int argc, char** argv) {
     log_event("runtime_unknown", {{"error", runtime->error}, {"manifest", runtime->manifest}});
   JobRegistry jobs;
   App app{ioc, cfg, router, callers, health, *db, render_queue, *launcher, figures.get(), jobs, {}, runtime};
+  app.js_runtime = std::make_shared<const runs::Runtime>(runs::read_js_runtime(cfg.figure.js_modules));
+  if (app.js_runtime->known())
+    log_event("js_runtime", {{"id", app.js_runtime->id}, {"node", app.js_runtime->node},
+                             {"packages", app.js_runtime->packages.size()}});
   register_routes(app);
   start_store_checkpoints(app);  // after routes: its shutdown hook runs after theirs
   health.add("sandbox", [&l = *launcher] {

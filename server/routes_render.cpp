@@ -11,6 +11,7 @@
 #include "queue/render_queue.hpp"
 #include "runs/outcome.hpp"
 #include "runs/ledger_row.hpp"
+#include "runs/libraries.hpp"
 #include "runs/render_job.hpp"
 #include "runs/runtime.hpp"
 #include "sandbox/figure_renderer.hpp"
@@ -71,7 +72,7 @@ void register_render_routes(App& app) {
   app.router.post("/render", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res, Need::assistant);
     if (!caller || refuse_while_draining(app, *res)) return;
-    auto body = wire::closed_object(req.body, {"job_id", "source", "library", "themes", "timeout_s", "data_csv"});
+    auto body = wire::closed_object(req.body, {"job_id", "source", "library", "themes", "timeout_s", "data_csv", "language"});
     if (!body) return res->send_error("invalid_job");
     auto job_id = wire::string_field(*body, "job_id", 1, 64);
     auto source = wire::string_field(*body, "source", 1, 4 * runs::kMaxRenderSourceChars);
@@ -96,12 +97,24 @@ void register_render_routes(App& app) {
         !library || !valid_library(*library) || !timeout || !data_csv ||
         utf8_chars(*data_csv) > runs::kMaxDataCsvChars || !themes_ok)
       return res->send_error("invalid_job");
+    // `language` (optional) must be the library's own; JavaScript snippets take no data.csv.
+    std::optional<std::string> language;
+    if (body->contains("language")) {
+      language = wire::string_field(*body, "language", 1, 16);
+      if (!language || (*language != "python" && *language != "javascript")) return res->send_error("invalid_job");
+    }
+    const runs::Library* lib = runs::find_library(*library);
+    const bool javascript = lib ? lib->language == "javascript" : language == "javascript";
+    if (javascript && !data_csv->empty()) return res->send_error("invalid_job");
 
     const std::string kind = store::idempotency::kind_for_themes(themes);
-    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), *library};
-    // A library plotq does not render (invalid_library, 422) or one this runtime lacks
-    // (runtime_unavailable, 503) answers before any sandbox starts, and is still a ledger row.
+    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(app.runtime_for(*library)),
+                     *library};
+    // A library plotq does not render, or not in the language asked (invalid_library, 422), or one
+    // this runtime lacks (runtime_unavailable, 503) answers before any sandbox starts, and is
+    // still a ledger row.
     std::string support = runs::render_support(*library, *app.runtime, app.figures);
+    if (support == "ok" && language && lib && lib->language != *language) support = "invalid_library";
     if (support != "ok") {
       runs::RenderResult refused;
       for (const auto& t : themes) {
@@ -234,6 +247,8 @@ void register_render_routes(App& app) {
                             {"figures", app.figures != nullptr},
                             // The runtime's id and each package's version (runtime/venv/plotq-runtime.json).
                             {"runtime", runs::runtime_json(*app.runtime)},
+                            // The JavaScript snippets' libraries (runtime/js/plotq-js-runtime.json).
+                            {"js_runtime", runs::runtime_json(*app.js_runtime)},
                         });
   });
 }

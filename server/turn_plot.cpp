@@ -81,11 +81,14 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   req->library = action.library;
   req->themes = action.themes;
   req->timeout_s = s.cfg.render_timeout_s;
-  // The plot code may read the session's latest dataset version as data.csv.
-  if (auto latest = store::datasets::get(s.app.db, t->session_id, 0)) req->data_csv = latest->csv;
+  // Python plot code may read the session's latest dataset version as data.csv (a JavaScript
+  // snippet's page has no files).
+  if (runs::render_mode(req->library) != "snippet")
+    if (auto latest = store::datasets::get(s.app.db, t->session_id, 0)) req->data_csv = latest->csv;
 
   ActionPlan plan;
-  plan.who = runs::RunWho{req->job_id, t->user, t->session_id, t->id, runs::runtime_id(*s.app.runtime), req->library};
+  plan.who = runs::RunWho{req->job_id, t->user, t->session_id, t->id, runs::runtime_id(s.app.runtime_for(req->library)),
+                          req->library};
   plan.kind = store::RunKind::render;
   plan.counter = store::TurnAction::plot;
   plan.step = "rendering";

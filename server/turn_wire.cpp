@@ -54,12 +54,18 @@ ParsedMessage parse_message(std::string_view body, const TurnConfig& c) {
       m.action.code = std::move(*code);
       m.action.source_language = std::move(*lang);
     } else if (kind == "plot") {
-      auto a = wire::closed_object(dump, {"kind", "code", "library", "themes"});
+      auto a = wire::closed_object(dump, {"kind", "code", "library", "themes", "language"});
       if (!a) return fail("invalid_job");
       auto code = text_of(*a, "code");
       auto library = text_of(*a, "library");
       if (!code || code->empty() || !library) return fail("invalid_job");
-      if (!runs::find_library(*library)) return fail("invalid_job");  // one of the eight of runs/libraries.hpp
+      const runs::Library* lib = runs::find_library(*library);  // one of runs/libraries.hpp's table
+      if (!lib) return fail("invalid_job");
+      // `language` is optional (the library names it) and, when given, must be the library's own.
+      if (a->contains("language")) {
+        auto lang = text_of(*a, "language");
+        if (!lang || *lang != lib->language) return fail("invalid_job");
+      }
       auto th = a->find("themes");
       if (th == a->end() || !th->is_array() || th->empty() || th->size() > 2) return fail("invalid_job");
       for (const auto& t : *th) {

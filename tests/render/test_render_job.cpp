@@ -107,7 +107,7 @@ TEST_CASE("library_support: the table against what the runtime holds", "[support
     INFO(l.name);
     // plot-mode libraries need only their packages; figure-mode ones also a working Chromium.
     CHECK(runs::library_support(l.name, all, true) == "ok");
-    CHECK(runs::library_support(l.name, all, false) == (l.mode == "figure" ? "runtime_unavailable" : "ok"));
+    CHECK(runs::library_support(l.name, all, false) == (l.mode != "plot" ? "runtime_unavailable" : "ok"));
   }
   // A package the manifest does not list: runtime_unavailable, for that library only.
   auto no_cairo = all;
@@ -133,15 +133,29 @@ TEST_CASE("library_support: the table against what the runtime holds", "[support
   rt.packages = all;
   CHECK(runs::render_support("lets-plot", rt, nullptr) == "ok");
   CHECK(runs::render_support("bokeh", rt, nullptr) == "runtime_unavailable");
+  // A JavaScript snippet needs no Python package, only the figure renderer's page for it.
+  CHECK(runs::library_support("chartjs", {}, true) == "ok");
+  CHECK(runs::render_support("muix", rt, nullptr) == "runtime_unavailable");
   CHECK(runs::render_support("ggplot", rt, nullptr) == "invalid_library");
 }
 
-TEST_CASE("the library table: eight libraries, their modes and catalogue file stems", "[support]") {
+TEST_CASE("the library table: thirteen libraries, their modes, languages and catalogue file stems", "[support]") {
   std::map<std::string, std::string> modes;
-  for (const auto& l : runs::kLibraries) modes[std::string(l.name)] = std::string(l.mode);
-  CHECK(modes == std::map<std::string, std::string>{{"altair", "plot"},    {"bokeh", "figure"},  {"lets-plot", "plot"},
-                                                     {"matplotlib", "plot"}, {"plotly", "figure"}, {"plotnine", "plot"},
-                                                     {"pygal", "plot"},      {"seaborn", "plot"}});
+  for (const auto& l : runs::kLibraries) {
+    modes[std::string(l.name)] = std::string(l.mode);
+    INFO(l.name);
+    // Snippets are JavaScript and nothing else is; they need no Python package.
+    CHECK((l.mode == "snippet") == (l.language == "javascript"));
+    if (l.mode == "snippet") CHECK((l.packages[0].empty() && l.packages[1].empty()));
+    else CHECK(l.language == "python");
+  }
+  CHECK(modes == std::map<std::string, std::string>{{"altair", "plot"},     {"bokeh", "figure"},     {"lets-plot", "plot"},
+                                                     {"matplotlib", "plot"},  {"plotly", "figure"},    {"plotnine", "plot"},
+                                                     {"pygal", "plot"},       {"seaborn", "plot"},     {"chartjs", "snippet"},
+                                                     {"d3", "snippet"},       {"echarts", "snippet"},  {"highcharts", "snippet"},
+                                                     {"muix", "snippet"}});
+  CHECK(runs::snippet_extension("muix") == ".tsx");
+  CHECK(runs::snippet_extension("d3") == ".js");
   for (const auto& [name, mode] : modes) CHECK(runs::render_mode(name) == mode);
   CHECK(runs::render_mode("ggplot") == "plot");  // refused before it runs
   // anyplot names lets-plot's files letsplot.py; every other stem is the library's name.
@@ -150,7 +164,9 @@ TEST_CASE("the library table: eight libraries, their modes and catalogue file st
   REQUIRE(runs::library_for_stem("lets-plot"));
   CHECK(runs::library_for_stem("lets-plot")->name == "lets-plot");
   CHECK(runs::library_for_stem("bokeh")->name == "bokeh");
-  CHECK_FALSE(runs::library_for_stem("chartjs"));
+  REQUIRE(runs::library_for_stem("chartjs"));  // plots/<spec>/implementations/javascript/chartjs.js
+  CHECK(runs::library_for_stem("chartjs")->name == "chartjs");
+  CHECK_FALSE(runs::library_for_stem("chart"));
   CHECK_FALSE(runs::find_library("letsplot"));
   // Every package the table names is in the runtime's lock (the real manifest, when installed).
   runs::Runtime real = runs::read_runtime(PLOTQ_DEFAULT_PYTHON);
@@ -169,6 +185,7 @@ TEST_CASE("every render mode is warm by default: plot and figure get a zygote", 
   for (const auto& l : runs::kLibraries) {
     std::string library(l.name);
     INFO(library);
+    if (l.mode == "snippet") continue;  // no sandbox child: the host's Chromium draws snippets
     CHECK(std::find(modes.begin(), modes.end(), runs::render_mode(library)) != modes.end());
   }
 }
@@ -381,4 +398,10 @@ TEST_CASE("figure_outcome maps the screenshot step's codes like the sweep does",
   CHECK(runs::figure_outcome("browser_failed") == "renderer_error");
   CHECK(runs::figure_outcome("busy") == "renderer_error");
   CHECK(runs::figure_outcome("shutdown") == "cancelled");
+  // JavaScript snippets, in the Python render's own words.
+  CHECK(runs::figure_outcome("snippet_error") == "plot_error");
+  CHECK(runs::figure_outcome("import_refused") == "guard_refused");
+  CHECK(runs::figure_outcome("blank") == "blank");
+  CHECK(runs::figure_outcome("navigated") == "navigated");
+  CHECK(runs::figure_outcome("library_unavailable") == "runtime_unavailable");
 }
