@@ -1,13 +1,19 @@
 // Bare mode's backend: each file's Python steps run on a worker thread of their own (blocking
 // spawn/poll/wait, sweep/bare.cpp); results come back to the io_context, where plotly JSON goes
-// through the FigureRenderer theme after theme and the rows are classified.
+// through the FigureRenderer theme after theme and the rows are classified. JavaScript snippets
+// go straight to the FigureRenderer's bare page.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <map>
 #include <thread>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
+#include "runs/libraries.hpp"
 #include "runs/outcome.hpp"
 #include "runs/render_job.hpp"
 #include "sweep/backends.hpp"
@@ -39,6 +45,7 @@ class BareBackend : public SweepBackend {
   void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(FileOutcome)> done) override {
     std::uint64_t id = next_id_++;
+    if (render_mode(task.file.library) == "snippet") return start_snippet(task, themes, timeout_s, std::move(done));
     // Figure-mode libraries: the Python step writes the figure's JSON, the host draws it.
     bool plotly = render_mode(task.file.library) == "figure";
     // The loop must not run out of work while the thread runs: the guard goes with the result.
@@ -165,6 +172,88 @@ class BareBackend : public SweepBackend {
                        p->rows.push_back(std::move(row));
                        figure_step(p, i + 1);
                      });
+  }
+
+  // JavaScript: the snippet, written into a fresh dir, is drawn by the same renderer on the same
+  // page without its rules (SnippetJob::bare: no Content-Security-Policy, no request routing), theme
+  // after theme; the sandboxed sweep draws it on the locked page through runs::Renderer.
+  void start_snippet(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
+                     std::function<void(FileOutcome)> done) {
+    auto p = std::make_shared<Pending>();
+    p->themes = themes;
+    p->timeout_s = timeout_s;
+    p->done = std::move(done);
+    BareRun run;
+    std::string tmpl = config_.sweep_tmp_root + "/plotq-sweep-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) {
+      FileOutcome out;
+      out.error = "bare run failed on this host: cannot make a temp dir";
+      return p->done(std::move(out));
+    }
+    run.dir = tmpl;
+    p->runs.push_back(run);
+    const std::string snippet = run.dir + "/snippet" + std::string(snippet_extension(task.file.library));
+    if (!write_new_snippet(snippet, task.source)) {
+      cleanup(p->runs);
+      FileOutcome out;
+      out.error = "bare run failed on this host: cannot write the snippet";
+      return p->done(std::move(out));
+    }
+    snippet_step(p, task.file.library, snippet, 0);
+  }
+
+  static bool write_new_snippet(const std::string& path, const std::string& text) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    std::size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    return ::close(fd) == 0 && done == text.size();
+  }
+
+  void snippet_step(std::shared_ptr<Pending> p, std::string library, std::string snippet, std::size_t i) {
+    if (i == p->themes.size()) return complete(p);
+    const std::string theme = p->themes[i];
+    store::SweepResult row;
+    row.theme = theme;
+    if (!figures_ || !figures_->available(library)) {
+      set_failure(row, "runtime_unavailable");
+      p->rows.push_back(std::move(row));
+      return snippet_step(p, std::move(library), std::move(snippet), i + 1);
+    }
+    const std::string dir = p->runs.front().dir, png_name = "plot-" + theme + ".png";
+    figures_->render_snippet(
+        snippet, dir + "/" + png_name, sandbox::SnippetJob{library, theme, true}, p->timeout_s,
+        [this, p, i, row, dir, png_name, library, snippet, theme](sandbox::FigureResult fr) mutable {
+          row.wall_s = fr.wall_s;
+          if (stop_) {
+            cleanup(p->runs);
+            FileOutcome out;
+            out.cancelled = true;
+            return p->done(std::move(out));
+          }
+          if (!fr.ok && outcome(figure_outcome(fr.code)).host) {
+            cleanup(p->runs);
+            FileOutcome out;
+            out.error = "the figure renderer failed on this host: " + fr.code;
+            return p->done(std::move(out));
+          }
+          if (!fr.ok) {
+            set_failure(row, figure_outcome(fr.code), fr.error_class);  // the render path's own table
+          } else {
+            std::string reason;
+            auto png = read_output(dir, png_name, config_.max_png_bytes, reason);
+            if (!png) set_failure(row, reason);
+            else classify_png(*png, row, true);  // the page sets the canvas: exact in both modes
+            if (png && row.outcome == "render") p->pngs[theme] = std::move(*png);
+          }
+          p->rows.push_back(std::move(row));
+          snippet_step(p, std::move(library), std::move(snippet), i + 1);
+        });
   }
 
   void complete(const std::shared_ptr<Pending>& p) {

@@ -58,6 +58,15 @@ std::string library_of(const std::string& rel_path) {
   return l ? std::string(l->name) : stem;  // a stem no library has stays: it answers invalid_library
 }
 
+SweepLanguages sweep_languages(const std::string& glob) {
+  auto matches = [&](const char* path) { return ::fnmatch(glob.c_str(), path, FNM_PATHNAME) == 0; };
+  SweepLanguages l;
+  l.javascript = matches("plots/spec/implementations/javascript/chartjs.js") ||
+                 matches("plots/spec/implementations/javascript/muix.tsx");
+  l.python = matches("plots/spec/implementations/python/matplotlib.py") || !l.javascript;
+  return l;
+}
+
 std::vector<SweepFile> find_sweep_files(const std::string& root, const std::string& glob,
                                         const std::vector<std::string>& libraries) {
   std::error_code ec;

@@ -14,6 +14,9 @@
 namespace plotq::runs {
 
 inline constexpr const char* kDefaultSweepGlob = "plots/*/implementations/python/*.py";
+// JavaScript snippets: chartjs.js, d3.js, echarts.js, highcharts.js and MUI X's muix.tsx.
+inline constexpr const char* kJavaScriptSweepGlob = "plots/*/implementations/javascript/*";
+inline constexpr const char* kAllSweepGlob = "plots/*/implementations/*/*";
 // A file larger than this is not read for hashing (it fails as source_too_large either way).
 inline constexpr std::size_t kMaxSweepFileBytes = 4u << 20;
 
@@ -30,6 +33,15 @@ std::vector<SweepFile> find_sweep_files(const std::string& root, const std::stri
                                         const std::vector<std::string>& libraries);
 
 std::string library_of(const std::string& rel_path);
+
+// Which of the catalogue's languages a glob can match, by matching it against one file path of
+// each in the catalogue's layout (plots/<spec>/implementations/python/matplotlib.py, .../javascript/
+// chartjs.js and muix.tsx). A glob outside that layout is taken to be Python's, as before.
+struct SweepLanguages {
+  bool python = false;
+  bool javascript = false;
+};
+SweepLanguages sweep_languages(const std::string& glob);
 
 struct SweepTask {
   std::size_t index = 0;  // position in the sweep's file list (for job ids)

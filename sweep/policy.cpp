@@ -14,6 +14,9 @@ PendingWork pending_work(const std::vector<SweepFile>& pending) {
   w.figure_files = static_cast<std::size_t>(std::count_if(pending.begin(), pending.end(), [](const SweepFile& f) {
     return find_library(f.library) && render_mode(f.library) == "figure";
   }));
+  w.browser_files = w.figure_files + static_cast<std::size_t>(std::count_if(pending.begin(), pending.end(), [](const SweepFile& f) {
+    return find_library(f.library) && render_mode(f.library) == "snippet";
+  }));
   return w;
 }
 

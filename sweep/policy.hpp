@@ -15,7 +15,8 @@ namespace plotq::runs {
 // table (plotly, bokeh). Chromium is started only when a pending file needs it.
 struct PendingWork {
   bool any_plot = false;
-  std::size_t figure_files = 0;
+  std::size_t figure_files = 0;   // Python figure mode (plotly, bokeh): the warm "figure" zygote
+  std::size_t browser_files = 0;  // figure + JavaScript snippet files: everything Chromium draws
 };
 PendingWork pending_work(const std::vector<SweepFile>& pending);
 

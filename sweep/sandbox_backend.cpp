@@ -29,9 +29,10 @@ class SandboxBackend : public SweepBackend {
     req.library = task.file.library;
     req.themes = themes;
     req.timeout_s = timeout_s;
-    req.data_csv = task.data_csv;
-    std::string job_id = req.job_id;
-    handles_[id] = renderer_.render(std::move(req), [this, id, themes, job_id, done = std::move(done)](RenderResult r) {
+    // A snippet's page has no files: a data.csv beside a JavaScript file is not handed to it.
+    if (render_mode(req.library) != "snippet") req.data_csv = task.data_csv;
+    std::string job_id = req.job_id, library = req.library;
+    handles_[id] = renderer_.render(std::move(req), [this, id, themes, job_id, library, done = std::move(done)](RenderResult r) {
       handles_.erase(id);
       FileOutcome out;
       for (const auto& theme : themes) {
@@ -44,7 +45,7 @@ class SandboxBackend : public SweepBackend {
           continue;
         }
         ThemeRun& run = it->second;
-        if (ledger_) book(job_id, run);
+        if (ledger_) book(job_id, library, run);
         if (outcome(run.outcome).host && out.error.empty())
           out.error = "the render path failed on this host in theme " + theme + ": " + run.outcome +
                       (run.message.empty() ? "" : " (" + run.message + ")");
@@ -68,9 +69,9 @@ class SandboxBackend : public SweepBackend {
   }
 
  private:
-  void book(const std::string& job_id, const ThemeRun& run) {
+  void book(const std::string& job_id, const std::string& library, const ThemeRun& run) {
     try {
-      RunWho who{job_id, "sweep", std::nullopt, std::nullopt, runtime_id(renderer_.runtime()), {}};
+      RunWho who{job_id, "sweep", std::nullopt, std::nullopt, runtime_id(renderer_.runtime_for(library)), {}};
       store::ledger::insert(*ledger_, ledger_row(who, store::RunKind::sweep, run.job, run.outcome, 0, run.theme));
     } catch (const std::exception& e) {
       log_event("ledger_write_failed", {{"job_id", job_id}, {"error", typeid(e).name()}});

@@ -34,13 +34,15 @@ namespace {
 using runs::fixed;
 
 constexpr const char* kUsage =
-    "usage: plotq sweep run DIR [--glob PATTERN] [--library L[,L...]] [--themes light,dark] [--label NAME]\n"
+    "usage: plotq sweep run DIR [--glob PATTERN | --language python|javascript|all] [--library L[,L...]]\n"
+    "                           [--themes light,dark] [--label NAME]\n"
     "                           [--timeout S] [--mode sandbox|bare] [--server URL] [--jobs N]\n"
     "       plotq sweep run [DIR] --resume LABEL [--jobs N]\n"
     "       plotq sweep report LABEL [--json | --html DIR]\n"
     "       plotq sweep diff A B [--json | --html DIR]\n"
     "       plotq sweep list [--json]\n"
-    "  defaults: --glob 'plots/*/implementations/python/*.py', --themes light,dark, --timeout 60,\n"
+    "  defaults: --glob 'plots/*/implementations/python/*.py' (--language javascript:\n"
+    "            'plots/*/implementations/javascript/*', all: 'plots/*/implementations/*/*'), --themes light,dark, --timeout 60,\n"
     "            --mode sandbox, --jobs 1, --label sweep-YYYYMMDD-HHMMSS (UTC)\n"
     "  --html DIR: a page to look at, DIR/index.html with the kept thumbnails in DIR/img (offline, no script)\n";
 

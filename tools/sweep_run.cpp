@@ -75,6 +75,8 @@ ParsedRunArgs parse_run_args(Args args) {
   ParsedRunArgs p;
   runs::SweepRunArgs& a = p.args;
   a.glob = take_option(args, "--glob");
+  // --language: a shorthand for the catalogue's glob of that language's files.
+  std::string language = take_option(args, "--language");
   a.library = take_option(args, "--library");
   a.themes = take_option(args, "--themes");
   a.label = take_option(args, "--label");
@@ -90,6 +92,13 @@ ParsedRunArgs parse_run_args(Args args) {
   for (const auto& x : args)
     if (x.rfind("--", 0) == 0) return refuse("unknown option '" + x + "'");
   if (args.size() > 1) return refuse("one DIR, not " + std::to_string(args.size()));
+  if (!language.empty()) {
+    if (!a.glob.empty()) return refuse("--language and --glob are one choice: give one");
+    if (language == "python") a.glob = runs::kDefaultSweepGlob;
+    else if (language == "javascript") a.glob = runs::kJavaScriptSweepGlob;
+    else if (language == "all") a.glob = runs::kAllSweepGlob;
+    else return refuse("--language must be python, javascript or all");
+  }
   a.dir = args.empty() ? "" : args[0];
   if (a.dir.empty() && a.resume.empty()) return refuse("run needs DIR");
   if (!jobs.empty()) {
@@ -129,7 +138,7 @@ int plan_resume(store::Db& db, const runs::SweepRunArgs& a, RunPlan& plan) {
     return 2;
   }
   // Rows of two runtimes in one sweep could not be told apart: a changed runtime is a new sweep.
-  if (auto now_id = sweep_runtime_id(sweep.server_url); now_id != sweep.runtime_id) {
+  if (auto now_id = sweep_runtime_id(sweep.server_url, sweep.glob); now_id != sweep.runtime_id) {
     std::fprintf(stderr, "plotq sweep: the runtime changed (%s, sweep %s ran on %s): start a new sweep\n",
                  id_or_unknown(now_id).c_str(), sweep.label.c_str(), id_or_unknown(sweep.runtime_id).c_str());
     return 2;
@@ -155,7 +164,7 @@ int plan_new(store::Db& db, const runs::SweepRunArgs& a, RunPlan& plan) {
   plan.sweep.root = root.string();
   plan.sweep.pid = ::getpid();
   plan.sweep.plotq_version = PLOTQ_VERSION;
-  plan.sweep.runtime_id = sweep_runtime_id(plan.sweep.server_url);
+  plan.sweep.runtime_id = sweep_runtime_id(plan.sweep.server_url, plan.sweep.glob);
   plan.jobs = plan.sweep.jobs;
   return 0;
 }
@@ -167,7 +176,7 @@ struct RunSession {
   RunSession(const std::string& db_path, store::Db& db, store::Sweep& sweep, int jobs,
              std::vector<runs::SweepFile> pending, std::size_t total)
       : db_path(db_path), db(db), sweep(sweep), jobs(jobs), pending(std::move(pending)), total(total),
-        work(runs::pending_work(this->pending)), figure_files_left(work.figure_files),
+        work(runs::pending_work(this->pending)), figure_files_left(work.browser_files),
         images(store::sweep_images_dir(db_path, sweep.id)) {}
 
   int run();
@@ -293,15 +302,15 @@ int RunSession::make_sandbox_backend() {
 // Chromium only when a pending file needs it. start_now = false: made, but started later (by the
 // warm-up, or on the first figure).
 void RunSession::make_figures(bool start_now) {
-  if (work.figure_files == 0) return;
+  if (work.browser_files == 0) return;
   sandbox::FigureConfig fc = sandbox::figure_config_from_env();
   // Bare mode, the control, keeps the renderer's defaults.
   if (sweep.mode == "sandbox" && !std::getenv("PLOTQ_FIGURE_SPARES"))
-    fc.figure_spares = runs::sweep_figure_spares(fc.figure_spares, themes.size() * work.figure_files);
+    fc.figure_spares = runs::sweep_figure_spares(fc.figure_spares, themes.size() * work.figure_files);  // snippets use no spares
   figures = std::make_unique<sandbox::FigureRenderer>(io, fc);
-  if (!figures->available()) {
-    std::fprintf(stderr, "plotq sweep: figure renderer unavailable (%s): plotly and bokeh files fail as runtime_unavailable\n",
-                 figures->unavailable_reason().c_str());
+  if (!figures->available("*")) {
+    std::fprintf(stderr, "plotq sweep: figure renderer unavailable (%s): plotly, bokeh and JavaScript files fail as runtime_unavailable\n",
+                 figures->unavailable_reason("*").c_str());
     figures.reset();
   } else if (start_now) {
     figures->start();
@@ -337,7 +346,7 @@ runs::RunnerOptions RunSession::runner_options() {
 void RunSession::on_file(const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows) {
   progress.file(c, rows);
   if (sweep.mode == "sandbox" && figures && !figures_stopped && !rows.empty() &&
-      runs::render_mode(rows.front().library) == "figure" && figure_files_left > 0 && --figure_files_left == 0) {
+      runs::render_mode(rows.front().library) != "plot" && figure_files_left > 0 && --figure_files_left == 0) {
     figures_stopped = true;
     figures->stop();
   }

@@ -9,10 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/base64.hpp"
+#include "common/sha256.hpp"
 #include "runs/libraries.hpp"
 #include "runs/outcome.hpp"
 #include "runs/runtime.hpp"
 #include "sandbox/config.hpp"
+#include "sandbox/figure_renderer.hpp"
+#include "sweep/files.hpp"
 #include "sweep/outcome.hpp"
 #include "tools/http_client.hpp"
 
@@ -87,7 +90,7 @@ void ServerBackend::start(const runs::SweepTask& task, const std::vector<std::st
   std::string job_id = prefix_ + "-" + std::to_string(id);
   nlohmann::json body = {{"job_id", job_id},    {"source", task.source}, {"library", task.file.library},
                          {"themes", themes},    {"timeout_s", timeout_s}};
-  if (!task.data_csv.empty()) body["data_csv"] = task.data_csv;
+  if (!task.data_csv.empty() && runs::render_mode(task.file.library) != "snippet") body["data_csv"] = task.data_csv;
   running_[id] = job_id;
   auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
       io_.get_executor());
@@ -169,14 +172,29 @@ runs::FileOutcome ServerBackend::call(const std::string& body, const std::vector
   return out;
 }
 
-std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server) {
-  if (!server) return runs::runtime_id(runs::read_runtime(sandbox::config_from_env().python));
-  HttpResult r = http_call(*server, "GET", "/status", "", 10);
-  nlohmann::json j = r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
-  if (!j.is_object() || !j.contains("runtime") || !j["runtime"].is_object()) return std::nullopt;
-  auto id = field<std::string>(j["runtime"], "id");
-  if (!id || id->size() != 12 || id->find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
-  return id;
+std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server, const std::string& glob) {
+  std::optional<std::string> python, js;
+  if (!server) {
+    python = runs::runtime_id(runs::read_runtime(sandbox::config_from_env().python));
+    js = runs::runtime_id(runs::read_js_runtime(sandbox::figure_config_from_env().js_modules));
+  } else {
+    HttpResult r = http_call(*server, "GET", "/status", "", 10);
+    nlohmann::json j = r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
+    auto id_of = [&](const char* key) -> std::optional<std::string> {
+      if (!j.is_object() || !j.contains(key) || !j[key].is_object()) return std::nullopt;
+      auto id = field<std::string>(j[key], "id");
+      if (!id || id->size() != 12 || id->find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+      return id;
+    };
+    python = id_of("runtime");
+    js = id_of("js_runtime");
+  }
+  runs::SweepLanguages l = runs::sweep_languages(glob);
+  if (l.python && l.javascript) {
+    if (!python || !js) return std::nullopt;
+    return sha256_hex(*python + "+" + *js).substr(0, 12);
+  }
+  return l.javascript ? js : python;
 }
 
 }  // namespace plotq::cli

@@ -42,6 +42,9 @@ class ServerBackend : public runs::SweepBackend {
 
 // The runtime a sweep's files run on: the configured interpreter's manifest (bare and sandbox
 // mode run the same one), or what a server's GET /status says it runs. nullopt: unknown.
-std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server);
+// A glob that can match JavaScript snippets (runs::sweep_languages) names the JavaScript runtime
+// (runtime/js) instead, and one that can match both the first 12 hex of sha256("<python id>+<js
+// id>"): either runtime changing is then a changed runtime, in the schema's 12-hex shape.
+std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server, const std::string& glob);
 
 }  // namespace plotq::cli

@@ -16,5 +16,6 @@ std::string env(const char* name) {
 }  // namespace
 
 TEST_CASE("catalogue: every file has its documented outcome") {
-  plotq::sweep_test::check_catalogue_sweep(env("SWEEP_DB"), env("SWEEP_LABEL"));
+  const char* js = std::getenv("SWEEP_JAVASCRIPT");
+  plotq::sweep_test::check_catalogue_sweep(env("SWEEP_DB"), env("SWEEP_LABEL"), js && std::string(js) == "1");
 }

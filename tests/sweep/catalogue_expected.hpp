@@ -75,6 +75,26 @@ inline std::map<std::string, Expected> catalogue_expected() {
   };
 }
 
+// The JavaScript snippets of tests/catalogue (plots/<spec>/implementations/javascript/*), by the
+// README's rule: a *-square spec renders 2400x2400, fail-js-error raises a TypeError, fail-js-blank
+// draws nothing (blank), every other one renders 3200x1800; a library the figure renderer cannot
+// draw here is runtime_unavailable in both modes.
+inline std::map<std::string, Expected> catalogue_js_expected() {
+  boost::asio::io_context io;
+  sandbox::FigureRenderer fr(io, sandbox::figure_config_from_env());
+  std::map<std::string, Expected> out;
+  for (const auto& f : runs::find_sweep_files(PLOTQ_SOURCE_DIR "/tests/catalogue", runs::kJavaScriptSweepGlob, {})) {
+    const std::string spec = f.rel_path.substr(6, f.rel_path.find('/', 6) - 6);  // after "plots/"
+    Expected e{"ok", 3200, 1800, "exact"};
+    if (spec.size() > 7 && spec.compare(spec.size() - 7, 7, "-square") == 0) e = {"ok", 2400, 2400, "exact"};
+    if (spec == "fail-js-error") e = {"TypeError", 0, 0, ""};
+    if (spec == "fail-js-blank") e = {"blank", 0, 0, ""};
+    if (!fr.available(f.library)) e = {"runtime_unavailable", 0, 0, ""};
+    out[f.rel_path] = e;
+  }
+  return out;
+}
+
 // The canvas column of a sweep's rows (migrations/0005_runtime_ids.sql), by "path theme", read
 // with SQL so that the check does not depend on how the store's row struct spells it.
 inline std::map<std::string, std::string> sweep_canvas(store::Db& db, std::int64_t sweep_id) {
@@ -88,9 +108,12 @@ inline std::map<std::string, std::string> sweep_canvas(store::Db& db, std::int64
 
 // Checks the sweep `label` in the database at db_path: done, every catalogue file recorded in every
 // theme with its expected outcome and its current content hash.
-inline void check_catalogue_sweep(const std::string& db_path, const std::string& label) {
-  auto expected = catalogue_expected();
-  auto files = runs::find_sweep_files(PLOTQ_SOURCE_DIR "/tests/catalogue", runs::kDefaultSweepGlob, {});
+// javascript: the JavaScript snippets (--language javascript) instead of the Python files.
+inline void check_catalogue_sweep(const std::string& db_path, const std::string& label, bool javascript = false) {
+  auto expected = javascript ? catalogue_js_expected() : catalogue_expected();
+  auto files = runs::find_sweep_files(PLOTQ_SOURCE_DIR "/tests/catalogue",
+                                      javascript ? runs::kJavaScriptSweepGlob : runs::kDefaultSweepGlob, {});
+  if (javascript) CHECK(files.size() >= 15);  // three specs of each of the five libraries at least
   std::map<std::string, std::string> hash;
   for (std::size_t i = 0; i < files.size(); ++i) hash[files[i].rel_path] = runs::load_sweep_task(files[i], i).sha256;
   // A catalogue file without an expectation is an error: add it to the table (and the README).
