@@ -513,3 +513,60 @@ TEST_CASE("a full queue answers busy and stop() answers the waiting jobs with sh
   FigureResult after = render(io, r, kFixtures / "scatter-light.json", dir.path / "2.png");
   CHECK(after.code == "shutdown");
 }
+
+namespace {
+FigureResult render_snippet(asio::io_context& io, FigureRenderer& r, const fs::path& snippet, const fs::path& out,
+                            plotq::sandbox::SnippetJob how, double timeout_s = 60) {
+  std::optional<FigureResult> got;
+  r.render_snippet(snippet.string(), out.string(), std::move(how), timeout_s, [&](FigureResult res) { got = std::move(res); });
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  while (!got && std::chrono::steady_clock::now() < give_up) {
+    if (io.stopped()) io.restart();
+    io.run_one_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(got.has_value());
+  return *got;
+}
+}  // namespace
+
+TEST_CASE("JavaScript snippets through the host: exact sizes and an endless loop is a timeout the renderer survives") {
+  plotq::set_log_enabled(false);
+  asio::io_context io;
+  FigureRenderer r(io, test_config());
+  for (const char* lib : {"chartjs", "d3", "echarts", "highcharts", "muix"}) {
+    INFO(lib << ": " << r.unavailable_reason(lib));
+    REQUIRE(r.available(lib));
+  }
+  CHECK_FALSE(r.available("vega"));
+  TempDir dir;
+  const fs::path cat = fs::path(PLOTQ_FIGURE_TEST_DIR) / ".." / "catalogue" / "plots";
+  const fs::path square = cat / "heatmap-square" / "implementations" / "javascript" / "echarts.js";
+  FigureResult a = render_snippet(io, r, square, dir.path / "a.png", {"echarts", "dark", false});
+  INFO(a.code << " " << a.detail);
+  REQUIRE(a.ok);
+  CHECK(png_size(dir.path / "a.png") == std::make_pair(2400, 2400));
+  CHECK(a.library == "echarts");
+  const auto starts = r.starts();
+
+  // while (true) {}: the page never yields. The renderer closes the job's context at the deadline and
+  // answers timeout itself (no host kill, no restart); the next snippet draws.
+  write_file(dir.path / "loop.js", "const t = window.ANYPLOT_TOKENS;\nwhile (true) {}\n");
+  FigureResult loop = render_snippet(io, r, dir.path / "loop.js", dir.path / "loop.png", {"chartjs", "light", false}, 3);
+  INFO(loop.code << " " << loop.detail << " after " << loop.wall_s << " s");
+  CHECK(loop.code == "timeout");
+  CHECK(loop.wall_s < 3 + 2 + 1);  // within the timeout and the host's kill grace
+  CHECK_FALSE(fs::exists(dir.path / "loop.png"));
+  const fs::path bar = cat / "bar-basic" / "implementations" / "javascript" / "chartjs.js";
+  FigureResult b = render_snippet(io, r, bar, dir.path / "b.png", {"chartjs", "light", false});
+  INFO(b.code << " " << b.detail);
+  CHECK(b.ok);
+  CHECK(png_size(dir.path / "b.png") == std::make_pair(3200, 1800));
+  CHECK(r.starts() == starts);  // the same renderer served all three
+
+  // A snippet's own error comes back with its class and line.
+  write_file(dir.path / "bad.js", "const t = window.ANYPLOT_TOKENS;\n\nnull.x;\n");
+  FigureResult bad = render_snippet(io, r, dir.path / "bad.js", dir.path / "bad.png", {"d3", "light", false});
+  CHECK(bad.code == "snippet_error");
+  CHECK(bad.error_class == std::optional<std::string>("TypeError"));
+  CHECK(bad.error_line == std::optional<int>(3));
+}
