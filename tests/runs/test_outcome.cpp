@@ -69,13 +69,30 @@ TEST_CASE("outcomes: every reason of the harness (sandbox/harness/exits.py) has 
 }
 
 TEST_CASE("outcomes: every code of the figure renderer maps onto a row") {
-  for (const char* code : {"ok", "figure_missing", "figure_not_regular", "figure_too_large", "figure_empty",
-                           "figure_too_deep", "figure_invalid", "figure_size_invalid", "no_webgl", "draw_failed",
-                           "timeout", "runtime_unavailable", "size_mismatch", "shutdown", "browser_failed", "busy",
-                           "protocol_error", "something_new"}) {
+  // The renderer's own vocabulary, read from its one table (sandbox/figure/lib/errors.mjs: CODES).
+  std::ifstream f(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/figure/lib/errors.mjs");
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::string js = text.str();
+  const auto start = js.find("CODES = Object.freeze([");
+  REQUIRE(start != std::string::npos);
+  const std::string table = js.substr(start, js.find("]);", start) - start);
+  std::set<std::string> codes;
+  const std::regex name(R"(^\s*'([a-z_]+)',)", std::regex::multiline);
+  for (std::sregex_iterator it(table.begin(), table.end(), name), end; it != end; ++it) codes.insert((*it)[1]);
+  CHECK(codes.size() >= 20);
+  CHECK(codes.count("snippet_error") == 1);
+  // ... and the host's own codes (sandbox/figure_renderer.hpp), and one nobody listed.
+  for (const char* host : {"runtime_unavailable", "renderer_start_failed", "renderer_crashed", "protocol_error", "busy",
+                           "shutdown", "something_new"})
+    codes.insert(host);
+  for (const auto& code : codes) {
     INFO(code);
     CHECK(known_outcome(plotq::runs::figure_outcome(code)));
+    CHECK(plotq::runs::figure_outcome(code) != "ok");
   }
+  CHECK(plotq::runs::figure_outcome("snippet_error") == "plot_error");
+  CHECK(plotq::runs::figure_outcome("blank") == "blank");
 }
 
 TEST_CASE("outcomes: an outcome nobody listed is the code's failure, never success and never the host's") {
