@@ -1,10 +1,12 @@
 #!/bin/sh
 # Issue 14's acceptance replay: every Python file of the anyplot catalogue, light theme, swept bare
 # (the runtime's interpreter, one fresh process a file, no sandbox: the control) and sandboxed, then
-# the counts per library and outcome in both modes and every file whose outcome differs.
+# the counts per library and outcome in both modes and every file whose outcome differs. With
+# -L javascript, issue 18's: the catalogue's JavaScript snippets, bare (the same page without its
+# rules) and sandboxed (the locked page).
 #
 #   bench/catalogue_replay.sh [-n N] [-j JOBS] [-b BUILD_DIR] [-g ANYPLOT_GIT_DIR] [-w WORK_DIR]
-#                             [-t TIMEOUT_S] [-l LIBRARIES] [-m bare,sandbox]
+#                             [-t TIMEOUT_S] [-l LIBRARIES] [-m bare,sandbox] [-L python|javascript]
 #
 #   -n N   N files per library (0, the default: all of them, about an hour on 2 cores). The N are
 #          spread evenly over the library's files in path order, so a subset is the same each time.
@@ -17,6 +19,7 @@
 #   -t     per-file timeout (default 60, the sweep's)
 #   -l     only these libraries (file stems: matplotlib,seaborn,plotnine,altair,pygal,letsplot,plotly,bokeh)
 #   -m     which modes to run (default bare,sandbox; the comparison needs both)
+#   -L     the catalogue's language (default python; javascript: chartjs, d3, echarts, highcharts, muix)
 #   -R     run nothing: print the tables again for the newest sweep of each mode in WORK_DIR (-w)
 #
 # PLOTQ_PYTHON defaults to this checkout's runtime/venv/bin/python for both modes (bare runs that
@@ -35,8 +38,9 @@ work=""
 timeout=60
 libraries=""
 modes=bare,sandbox
+language=python
 report_only=0
-while getopts n:j:b:g:w:t:l:m:R opt; do
+while getopts n:j:b:g:w:t:l:m:L:R opt; do
   case $opt in
     n) per_library=$OPTARG ;;
     j) jobs=$OPTARG ;;
@@ -46,8 +50,9 @@ while getopts n:j:b:g:w:t:l:m:R opt; do
     t) timeout=$OPTARG ;;
     l) libraries=$OPTARG ;;
     m) modes=$OPTARG ;;
+    L) language=$OPTARG ;;
     R) report_only=1 ;;
-    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,29p' "$0" >&2; exit 2 ;;
   esac
 done
 plotq="$build/plotq"
@@ -73,12 +78,13 @@ else
 rm -rf "$work/anyplot" "$work/root"
 mkdir -p "$work/anyplot" "$work/root"
 git --git-dir="$gitdir" archive HEAD plots | tar -x -C "$work/anyplot"
-/usr/bin/python3 - "$work/anyplot" "$work/root" "$per_library" "$libraries" <<'EOF'
+case $language in python|javascript) ;; *) echo "-L must be python or javascript" >&2; exit 2 ;; esac
+/usr/bin/python3 - "$work/anyplot" "$work/root" "$per_library" "$libraries" "$language" <<'EOF'
 import glob, os, shutil, sys
 src, dst, n, libs = sys.argv[1], sys.argv[2], int(sys.argv[3]), set(filter(None, sys.argv[4].split(",")))
 by_lib = {}
-for path in sorted(glob.glob(os.path.join(src, "plots/*/implementations/python/*.py"))):
-    lib = os.path.basename(path)[:-3]
+for path in sorted(glob.glob(os.path.join(src, "plots/*/implementations", sys.argv[5], "*"))):
+    lib = os.path.splitext(os.path.basename(path))[0]
     if not libs or lib in libs:
         by_lib.setdefault(lib, []).append(path)
 total = 0
@@ -97,13 +103,13 @@ print("  %-10s %4d files" % ("total", total))
 EOF
 
 stamp=$(date -u +%Y%m%d-%H%M%S)
-echo "anyplot $commit, $work/root, light theme, --jobs $jobs, timeout $timeout s, PLOTQ_PYTHON=$PLOTQ_PYTHON"
+echo "anyplot $commit, $work/root, $language, light theme, --jobs $jobs, timeout $timeout s, PLOTQ_PYTHON=$PLOTQ_PYTHON"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 
 sweep() {  # mode label
   t0=$(date +%s)
   rc=0
-  "$plotq" --db "$db" sweep run "$work/root" --mode "$1" --themes light --jobs "$jobs" \
+  "$plotq" --db "$db" sweep run "$work/root" --language "$language" --mode "$1" --themes light --jobs "$jobs" \
     --timeout "$timeout" --label "$2" >"$work/$2.log" 2>&1 || rc=$?
   if [ "$rc" -eq 1 ]; then
     echo "  $2 stopped by a host failure (see $work/$2.log); resuming once" >&2
