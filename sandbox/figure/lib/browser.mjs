@@ -296,12 +296,12 @@ export class FigureBrowser {
   // job: {snippet, out, timeoutMs, library, theme, bare}. One budget for all of it: at the deadline
   // (or a cancel) the job's context is closed, which stops its page whatever it is doing.
   renderSnippet(job, hooks = {}) {
-    const st = { cancelled: false, ctx: null, deadline: performance.now() + job.timeoutMs };
+    const st = { cancelled: false, ctx: null, close: null, deadline: performance.now() + job.timeoutMs };
     const work = drawSnippet(this, job, st, hooks);
     work.catch(() => {});
     return abortable(work, job.timeoutMs, () => {
       st.cancelled = true;
-      if (st.ctx) st.ctx.close().catch(() => {});
+      if (st.close) st.close();   // stops the page (even in a loop) and closes its context
     }, (abort) => { this.cancelCurrent = abort; });
   }
 

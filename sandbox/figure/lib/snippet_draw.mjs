@@ -18,6 +18,7 @@ import { newNonce } from './page.mjs';
 import { writeOutput } from './output.mjs';
 import { ORIENTATIONS, DEVICE_SCALE, orientationOf, tokensFor, readSnippet, namesReadyFlag } from './snippet.mjs';
 import { strictPageHtml, barePageHtml, BARE_BUNDLE_URL, BARE_SNIPPET_URL } from './snippet_page.mjs';
+import { settles, closePage, closeContext } from './snippet_teardown.mjs';
 
 export const SIGNAL_WAIT_MS = 2500;   // the reference's wait for window.__anyplotReady
 
@@ -71,6 +72,8 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
   if (st.cancelled) throw new FigureError('timeout', 'cancelled');
 
   const files = [];
+  const sessions = new Map();   // page -> its DevTools session (the teardown reuses it)
+  const pending = new Set();    // route decisions not yet acknowledged
   const writePageFile = (ext, text) => {
     const f = path.join(fb.pagesDir, `${crypto.randomUUID()}${ext}`);
     fs.writeFileSync(f, text, { mode: 0o644, flag: 'wx' });
@@ -78,7 +81,7 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     return pathToFileURL(f).href;
   };
   // w: what the page did, seen from outside it.
-  const w = { blocked: 0, popups: 0, nav: null, crashed: false, loaded: false, exceptions: new Map() };
+  const w = { blocked: 0, popups: 0, downloads: 0, nav: null, crashed: false, loaded: false, exceptions: new Map() };
   let page = null;
   try {
     let pageUrl = null, html = null, lineOf, allowed = null;
@@ -106,29 +109,39 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
       bypassCSP: false,
     });
     st.ctx = ctx;
+    st.close = () => closeContext(ctx, sessions, pending);
     if (st.cancelled) throw new FigureError('timeout', 'cancelled');
+    let stop;   // ends the wait for the page's load: a navigation attempt or a crash
+    const stopped = new Promise((resolve) => { stop = resolve; });
+    const navigation = (why) => { w.nav = w.nav || why; stop(); };
     if (allowed) {
       await ctx.route('**/*', (route) => {
         const req = route.request();
-        if (allowed.has(req.url())) return route.continue().catch(() => {});
+        if (allowed.has(req.url())) return settles(pending, route.continue());
         w.blocked++;
         let main = false;
         try { main = req.isNavigationRequest() && page !== null && req.frame() === page.mainFrame(); } catch { /* no frame */ }
-        if (main) w.nav = w.nav || 'a navigation away from the page was refused';
-        return route.abort('blockedbyclient').catch(() => {});
+        if (main) navigation('a navigation away from the page was refused');
+        // The page's own navigation away is answered 204 (nothing leaves, and Chromium keeps the
+        // document instead of committing an error page in a new process, a swap that lets the
+        // page's paused requests through). A popup's is aborted: its error page is what makes
+        // Playwright report the popup, which is then closed.
+        return settles(pending, main ? route.fulfill({ status: 204, body: '' }) : route.abort('blockedbyclient'));
       });
     }
     ctx.on('page', (p) => {
       if (page === null || p === page) return;   // the job's own page (no script has run yet)
       w.popups++;
-      p.close().catch(() => {});
+      closePage(ctx, p, pending);
     });
     page = await ctx.newPage();
-    page.on('crash', () => { w.crashed = true; });
+    page.on('crash', () => { w.crashed = true; stop(); });
+    page.on('download', () => { w.downloads++; });   // denied by the context; counted for the tests
     page.on('framenavigated', (f) => {
-      if (w.loaded && f === page.mainFrame()) w.nav = w.nav || 'the page navigated';
+      if (w.loaded && f === page.mainFrame()) navigation('the page navigated');
     });
     const cdp = await ctx.newCDPSession(page);
+    sessions.set(page, cdp);
     cdp.on('Runtime.exceptionThrown', (e) => {
       if (w.exceptions.size < 64) w.exceptions.set(e.exceptionDetails.exceptionId, e.exceptionDetails);
     });
@@ -137,9 +150,22 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     // security log, which the page cannot write to.
     cdp.on('Log.entryAdded', (e) => {
       if (e.entry && e.entry.source === 'security' && /^Not allowed to navigate/.test(e.entry.text)) {
-        w.nav = w.nav || 'a navigation was refused by the browser';
+        navigation('a navigation was refused by the browser');
       }
     });
+    // Every navigation the page itself starts (a script, a form, a meta refresh, a reload) is
+    // requested of the browser first, and DevTools says so before any policy or route refuses it
+    // (even about:blank over about:blank, which no navigation event reports later). The job's own
+    // load is browser-initiated and never appears here.
+    let mainFrame = null;
+    cdp.on('Page.frameRequestedNavigation', (e) => {
+      if (e.frameId === mainFrame && e.disposition === 'currentTab') navigation('the page tried to navigate');
+    });
+    let onLoad;
+    const loadFired = new Promise((resolve) => { onLoad = resolve; });
+    cdp.on('Page.loadEventFired', () => onLoad());
+    await cdp.send('Page.enable');
+    mainFrame = (await cdp.send('Page.getFrameTree')).frameTree.frame.id;
     await cdp.send('Runtime.enable');
     await cdp.send('Log.enable');
     const ownUrl = pageUrl || page.url();
@@ -154,64 +180,74 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
       if (e && e.name === 'TimeoutError') return new FigureError('timeout', `${what} did not finish within the job's timeout`);
       return new FigureError('draw_failed', `${what} failed: ${shortMessage(e)}`);
     };
-    const check = () => {
+    const check = async () => {
       if (w.crashed) throw new FigureError('draw_failed', 'the page crashed');
-      if (w.nav || page.url() !== ownUrl) throw new FigureError('navigated', w.nav || 'the page is no longer its own document');
+      if (w.nav || page.url() !== ownUrl) {
+        throw new FigureError('navigated', w.nav || 'the page is no longer its own document');
+      }
       if (w.exceptions.size) throw snippetError(w.exceptions.values().next().value, lineOf);
     };
 
+    // Loaded = the page's own load event, seen by DevTools, or a navigation attempt (which stops
+    // the page's loading: no load event follows, and Playwright's own wait for 'load' would hang).
     try {
-      if (pageUrl) await page.goto(pageUrl, { waitUntil: 'load', timeout: left() });
-      else await page.setContent(html, { waitUntil: 'load', timeout: left() });
+      if (pageUrl) await page.goto(pageUrl, { waitUntil: 'commit', timeout: left() });
+      else await page.setContent(html, { waitUntil: 'commit', timeout: left() });
+      await Promise.race([loadFired, stopped]);
     } catch (e) {
       throw fail(e, 'loading the page');
     }
     w.loaded = true;
     lap('load');
-    check();   // a top-level throw or syntax error: no screenshot
+    await check();   // a top-level throw or syntax error: no screenshot
 
+    // Every wait on the page also ends when it navigates or crashes: Playwright's own waits then
+    // stay pending (a frame showing an error page never gets its context back).
+    const guard = (promise) => Promise.race([promise, stopped.then(() => { throw new FigureError('draw_failed', 'stopped'); })]);
     // The ready rule (../README.md): the snippet's own signal when it can give one, else settle.
-    const settle = () => page.evaluate(async () => {
+    const settle = () => guard(page.evaluate(async () => {
       await (document.fonts ? document.fonts.ready : Promise.resolve());
       await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    });
+    }));
     let ready = 'settled', csp = 0;
     try {
       if (job.library === 'muix' || namesReadyFlag(source)) {
         try {
-          await page.waitForFunction(() => window.__anyplotReady === true, null,
-            { timeout: Math.min(SIGNAL_WAIT_MS, left()), polling: 'raf' });
+          await guard(page.waitForFunction(() => window.__anyplotReady === true, null,
+            { timeout: Math.min(SIGNAL_WAIT_MS, left()), polling: 'raf' }));
           ready = 'signal';
         } catch (e) {
           if (!e || e.name !== 'TimeoutError') throw e;
-          check();
+          await check();
           ready = 'deadline';
           await settle();
         }
       } else {
         await settle();
       }
-      if (!job.bare) csp = await page.evaluate(() => window.__plotqCsp);
+      if (!job.bare) csp = await guard(page.evaluate(() => window.__plotqCsp));
     } catch (e) {
+      await check();   // navigated, crashed or threw: that, not how the wait ended
       throw fail(e, 'waiting for the draw');
     }
     lap('ready');
-    check();   // an error after load (a callback, a rejection) before the screenshot
+    await check();   // an error after load (a callback, a rejection) before the screenshot
 
     let png;
     try {
-      const shot = await cdp.send('Page.captureScreenshot', {
+      const shot = await guard(cdp.send('Page.captureScreenshot', {
         format: 'png',
         clip: { x: 0, y: 0, width: css.width, height: css.height, scale: DEVICE_SCALE },
         captureBeyondViewport: false,
         optimizeForSpeed: fb.opts.fastPng,
-      });
+      }));
       png = Buffer.from(shot.data, 'base64');
     } catch (e) {
+      await check();
       throw fail(e, 'the screenshot');
     }
     lap('shot');
-    check();
+    await check();
     const size = pngSize(png);
     if (!size || size.width !== target.width || size.height !== target.height) {
       throw new FigureError('size_mismatch', `screenshot is ${size ? `${size.width}x${size.height}` : 'not a PNG'}, want ${target.width}x${target.height}`);
@@ -228,8 +264,7 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     };
   } finally {
     // Never reused: the context goes after the answer is out (setImmediate runs after the caller's write).
-    const ctx = st.ctx;
-    if (ctx) setImmediate(() => ctx.close().catch(() => {}));
+    if (st.close) setImmediate(st.close);
     for (const f of files) fs.rmSync(f, { force: true });
   }
 }
