@@ -186,23 +186,36 @@ describe('drawing snippets', () => {
     }
   });
 
-  const rendererPids = () => execFileSync('ps', ['-eo', 'pid=,args=']).toString().split('\n')
-    .filter((l) => l.includes('--type=renderer')).map((l) => Number(l.trim().split(/\s+/)[0]));
+  // CPU ticks (user + sys) of every Chromium renderer process now: pid -> ticks.
+  const rendererCpu = () => new Map(execFileSync('ps', ['-eo', 'pid=,args=']).toString().split('\n')
+    .filter((l) => l.includes('--type=renderer')).map((l) => Number(l.trim().split(/\s+/)[0])).flatMap((pid) => {
+      try {
+        const f = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
+        return [[pid, Number(f[11]) + Number(f[12])]];
+      } catch { return []; }
+    }));
+  // Renderer processes that used more than half of one core over `ms`.
+  const spinning = async (ms) => {
+    const a = rendererCpu();
+    await settle(ms);
+    const b = rendererCpu(), hz = 100;
+    return [...b].filter(([pid, t]) => a.has(pid) && ((t - a.get(pid)) * 1000) / hz > ms / 2).map(([pid]) => pid);
+  };
 
   test('an endless loop answers timeout within its budget, its renderer process is gone, the next job draws', async () => {
-    const before = new Set(rendererPids());
     const t0 = performance.now();
     const job = render(fb, 'chartjs', 'while (true) {}\n', { timeoutMs: 3000 });
-    await settle(1500);
-    const looping = rendererPids().filter((p) => !before.has(p));
-    assert.ok(looping.length >= 1, 'the looping page has a renderer process of its own');
+    await settle(800);
+    const looping = await spinning(1000);
+    assert.ok(looping.length >= 1, 'the looping page\'s renderer process burns a core');
     const r = await job;
     const ms = performance.now() - t0;
     assert.equal(r.code, 'timeout');
     assert.ok(ms >= 2900 && ms < 3600, `answered after ${Math.round(ms)} ms`);
-    await settle(1000);
-    const alive = rendererPids();
-    assert.deepEqual(looping.filter((p) => alive.includes(p)), [], 'the looping renderer was killed with its context');
+    await settle(1500);
+    const alive = rendererCpu();
+    assert.deepEqual(looping.filter((p) => alive.has(p)), [], 'the looping renderer was killed with its context');
+    assert.deepEqual(await spinning(1000), [], 'no renderer burns CPU after the timeout');
     assert.equal((await render(fb, 'echarts', drawing('echarts', 'landscape'))).code, 'ok');
   });
 

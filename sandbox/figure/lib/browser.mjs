@@ -20,6 +20,7 @@ import { writeOutput } from './output.mjs';
 import { snippetLibraries, SNIPPET_MAX_BYTES } from './snippet.mjs';
 import { drawSnippet } from './snippet_draw.mjs';
 import { MuixBundler } from './muix_bundle.mjs';
+import { ContextSpare } from './snippet_context.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const LAUNCHER = path.join(HERE, '..', 'chromium-launch.sh');
@@ -41,6 +42,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   limits: DEFAULT_LIMITS,
   jsModules: DEFAULT_JS_MODULES,  // the snippet libraries' node_modules ('' : no snippets)
   snippetMaxBytes: SNIPPET_MAX_BYTES,
+  snippetSpare: true,     // one strict snippet context made ahead while idle (snippet_context.mjs)
   // false drops the browser-wide network flags (closed proxy, names never resolve): tests only, so
   // that a page's own rules (policy, route) are all that stands between it and a local listener.
   browserNetworkRules: true,
@@ -127,6 +129,7 @@ export class FigureBrowser {
     this.js = {};             // snippet library name -> {name, version, bundle} (snippet.mjs)
     this.muix = null;         // MuixBundler when MUI X is installed
     this.bundles = new Map(); // library -> its bundle's text (the bare page inlines it)
+    this.contexts = new ContextSpare(this);
     this.savedTmpdir = process.env.TMPDIR;
   }
 
@@ -222,8 +225,9 @@ export class FigureBrowser {
     if (this.js.muix) {
       // The first bundle parses all of React and MUI: done now, in the background.
       this.muix = new MuixBundler(o.jsModules);
-      this.muix.bundle(MUIX_WARM_UP).catch((e) => process.stderr.write(`figure renderer: muix warm-up failed: ${shortMessage(e)}\n`));
+      this.muix.warmUp().catch((e) => process.stderr.write(`figure renderer: muix warm-up failed: ${shortMessage(e)}\n`));
     }
+    if (Object.keys(this.js).length) this.contexts.refill();
     const js = Object.fromEntries(Object.values(this.js).map((l) => [l.name, l.version]));
     return { chromium: this.browser.version(), plotly: this.versions.plotly || null, bokeh: this.versions.bokeh || null, js };
   }
@@ -296,7 +300,7 @@ export class FigureBrowser {
   // job: {snippet, out, timeoutMs, library, theme, bare}. One budget for all of it: at the deadline
   // (or a cancel) the job's context is closed, which stops its page whatever it is doing.
   renderSnippet(job, hooks = {}) {
-    const st = { cancelled: false, ctx: null, close: null, deadline: performance.now() + job.timeoutMs };
+    const st = { cancelled: false, close: null, deadline: performance.now() + job.timeoutMs };
     const work = drawSnippet(this, job, st, hooks);
     work.catch(() => {});
     return abortable(work, job.timeoutMs, () => {
@@ -413,20 +417,13 @@ export class FigureBrowser {
     this.closed = true;
     await Promise.all(Object.values(this.pools).map((p) => p.close()));
     if (this.muix) await this.muix.close();
+    await this.contexts.close();
     if (this.browser) await this.browser.close().catch(() => {});
     if (this.ownsTmp && this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     if (this.savedTmpdir === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = this.savedTmpdir;
   }
 }
-
-// The muix warm-up bundle: imports what catalogue snippets import most.
-const MUIX_WARM_UP = `import { LineChart } from "@mui/x-charts/LineChart";
-import { BarChart } from "@mui/x-charts/BarChart";
-import { ScatterChart } from "@mui/x-charts/ScatterChart";
-import Box from "@mui/material/Box";
-export default function W() { return <Box><LineChart width={10} height={10} series={[]} /><BarChart width={10} height={10} series={[]} /><ScatterChart width={10} height={10} series={[]} /></Box>; }
-`;
 
 // A layout of unknown size is measured in a viewport this large (the canvas rule's largest side).
 const MAX_MEASURE = 6400;

@@ -55,6 +55,14 @@ root.render(React.createElement(ThemeProvider, { theme }, React.createElement(An
 })();
 `;
 
+// The warm-up bundle: imports what catalogue snippets import most.
+const WARM_UP = `import { LineChart } from "@mui/x-charts/LineChart";
+import { BarChart } from "@mui/x-charts/BarChart";
+import { ScatterChart } from "@mui/x-charts/ScatterChart";
+import Box from "@mui/material/Box";
+export default function W() { return <Box><LineChart width={10} height={10} series={[]} /><BarChart width={10} height={10} series={[]} /><ScatterChart width={10} height={10} series={[]} /></Box>; }
+`;
+
 export class MuixBundler {
   constructor(modulesDir) {
     this.modulesDir = path.resolve(modulesDir);
@@ -108,6 +116,11 @@ export class MuixBundler {
     const run = this.queue.then(() => this.build(text));
     this.queue = run.catch(() => {});
     return run;
+  }
+
+  // The first bundle parses all of React and MUI; the context keeps them for the next.
+  warmUp() {
+    return this.bundle(WARM_UP);
   }
 
   async build(text) {

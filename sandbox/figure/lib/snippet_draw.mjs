@@ -1,13 +1,12 @@
 // Drawing one JavaScript snippet. The snippet is hostile code (model-written) that runs in the page,
-// so unlike a figure (data, drawn on reused pages) it gets a FRESH browser context and page of its
-// own, closed after the job whatever happened. The page (strict, snippet_page.mjs) admits scripts
-// only by its nonce; the context's route lets through only the page and its own script files
-// (everything else is aborted and counted); popups are closed and counted; a navigation away, or
-// one the browser refused, ends the job as `navigated`; downloads are denied; service workers are
-// blocked. Errors are watched through DevTools (Runtime.exceptionThrown): the page cannot mute
-// them, and their stack names the snippet's own file and line. The bare page is the reference's:
-// no policy and no route, the same checks. The whole job is under one budget (browser.mjs aborts
-// it at the deadline by closing the context, which ends even an endless loop's renderer).
+// so unlike a figure (data, drawn on reused pages) it gets a fresh locked context of its own
+// (snippet_context.mjs), closed after the job whatever happened. The strict page
+// (snippet_page.mjs) admits scripts only by its nonce and the route only the job's files; a
+// navigation away, or one the browser refused, ends the job as `navigated`; an exception (DevTools
+// reports it with the snippet's own file and line) as snippet_error. The bare page is the
+// reference's: no policy and no route, the same checks. The whole job is under one budget
+// (browser.mjs aborts it at the deadline by closing the context, which ends even an endless
+// loop's renderer).
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -18,7 +17,6 @@ import { newNonce } from './page.mjs';
 import { writeOutput } from './output.mjs';
 import { ORIENTATIONS, DEVICE_SCALE, orientationOf, tokensFor, readSnippet, namesReadyFlag } from './snippet.mjs';
 import { strictPageHtml, barePageHtml, BARE_BUNDLE_URL, BARE_SNIPPET_URL } from './snippet_page.mjs';
-import { settles, closePage, closeContext } from './snippet_teardown.mjs';
 
 export const SIGNAL_WAIT_MS = 2500;   // the reference's wait for window.__anyplotReady
 
@@ -72,23 +70,17 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
   if (st.cancelled) throw new FigureError('timeout', 'cancelled');
 
   const files = [];
-  const sessions = new Map();   // page -> its DevTools session (the teardown reuses it)
-  const pending = new Set();    // route decisions not yet acknowledged
   const writePageFile = (ext, text) => {
     const f = path.join(fb.pagesDir, `${crypto.randomUUID()}${ext}`);
     fs.writeFileSync(f, text, { mode: 0o644, flag: 'wx' });
     files.push(f);
     return pathToFileURL(f).href;
   };
-  // w: what the page did, seen from outside it.
-  const w = { blocked: 0, popups: 0, downloads: 0, nav: null, crashed: false, loaded: false, exceptions: new Map() };
-  let page = null;
   try {
-    let pageUrl = null, html = null, lineOf, allowed = null;
+    let pageUrl = null, html = null, lineOf, scripts = [];
     if (!job.bare) {
-      const scripts = bundled ? [writePageFile('.js', bundled.code)] : [pathToFileURL(lib.bundle).href, writePageFile('.js', source)];
+      scripts = bundled ? [writePageFile('.js', bundled.code)] : [pathToFileURL(lib.bundle).href, writePageFile('.js', source)];
       pageUrl = writePageFile('.html', strictPageHtml({ nonce: newNonce(), tokens, css, scripts }));
-      allowed = new Set([pageUrl, ...scripts]);
       lineOf = bundled ? (url, l, c) => (url === scripts[0] ? bundled.lineOf(l, c) : null)
         : (url, l) => (url === scripts[1] ? l + 1 : null);
     } else {
@@ -98,76 +90,16 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
         : (url, l) => (url === BARE_SNIPPET_URL ? bare.snippetLine(l) : null);
     }
 
-    const ctx = await fb.browser.newContext({
-      viewport: { width: css.width, height: css.height },
-      deviceScaleFactor: DEVICE_SCALE,      // the exact PNG: CSS size x 2, whatever the snippet does
-      serviceWorkers: 'block',
-      acceptDownloads: false,
-      reducedMotion: 'reduce',              // a forgotten animation flag still draws its last frame
-      colorScheme: job.theme,
-      javaScriptEnabled: true,
-      bypassCSP: false,
-    });
-    st.ctx = ctx;
-    st.close = () => closeContext(ctx, sessions, pending);
+    const locked = await fb.contexts.take(!job.bare);
+    st.close = locked.close;
     if (st.cancelled) throw new FigureError('timeout', 'cancelled');
-    let stop;   // ends the wait for the page's load: a navigation attempt or a crash
-    const stopped = new Promise((resolve) => { stop = resolve; });
-    const navigation = (why) => { w.nav = w.nav || why; stop(); };
-    if (allowed) {
-      await ctx.route('**/*', (route) => {
-        const req = route.request();
-        if (allowed.has(req.url())) return settles(pending, route.continue());
-        w.blocked++;
-        let main = false;
-        try { main = req.isNavigationRequest() && page !== null && req.frame() === page.mainFrame(); } catch { /* no frame */ }
-        if (main) navigation('a navigation away from the page was refused');
-        // The page's own navigation away is answered 204 (nothing leaves, and Chromium keeps the
-        // document instead of committing an error page in a new process, a swap that lets the
-        // page's paused requests through). A popup's is aborted: its error page is what makes
-        // Playwright report the popup, which is then closed.
-        return settles(pending, main ? route.fulfill({ status: 204, body: '' }) : route.abort('blockedbyclient'));
-      });
+    const { page, cdp, w, stopped } = locked;
+    locked.allow(pageUrl ? [pageUrl, ...scripts] : []);
+    try {
+      await locked.prepare(css, job.theme);
+    } catch (e) {
+      throw new FigureError('draw_failed', `the page could not be set up: ${shortMessage(e)}`);
     }
-    ctx.on('page', (p) => {
-      if (page === null || p === page) return;   // the job's own page (no script has run yet)
-      w.popups++;
-      closePage(ctx, p, pending);
-    });
-    page = await ctx.newPage();
-    page.on('crash', () => { w.crashed = true; stop(); });
-    page.on('download', () => { w.downloads++; });   // denied by the context; counted for the tests
-    page.on('framenavigated', (f) => {
-      if (w.loaded && f === page.mainFrame()) navigation('the page navigated');
-    });
-    const cdp = await ctx.newCDPSession(page);
-    sessions.set(page, cdp);
-    cdp.on('Runtime.exceptionThrown', (e) => {
-      if (w.exceptions.size < 64) w.exceptions.set(e.exceptionDetails.exceptionId, e.exceptionDetails);
-    });
-    cdp.on('Runtime.exceptionRevoked', (e) => { w.exceptions.delete(e.exceptionId); });
-    // Chromium itself refuses some top-level navigations (to data: URLs) and says so on the
-    // security log, which the page cannot write to.
-    cdp.on('Log.entryAdded', (e) => {
-      if (e.entry && e.entry.source === 'security' && /^Not allowed to navigate/.test(e.entry.text)) {
-        navigation('a navigation was refused by the browser');
-      }
-    });
-    // Every navigation the page itself starts (a script, a form, a meta refresh, a reload) is
-    // requested of the browser first, and DevTools says so before any policy or route refuses it
-    // (even about:blank over about:blank, which no navigation event reports later). The job's own
-    // load is browser-initiated and never appears here.
-    let mainFrame = null;
-    cdp.on('Page.frameRequestedNavigation', (e) => {
-      if (e.frameId === mainFrame && e.disposition === 'currentTab') navigation('the page tried to navigate');
-    });
-    let onLoad;
-    const loadFired = new Promise((resolve) => { onLoad = resolve; });
-    cdp.on('Page.loadEventFired', () => onLoad());
-    await cdp.send('Page.enable');
-    mainFrame = (await cdp.send('Page.getFrameTree')).frameTree.frame.id;
-    await cdp.send('Runtime.enable');
-    await cdp.send('Log.enable');
     const ownUrl = pageUrl || page.url();
     lap('page');
 
@@ -191,6 +123,7 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     // Loaded = the page's own load event, seen by DevTools, or a navigation attempt (which stops
     // the page's loading: no load event follows, and Playwright's own wait for 'load' would hang).
     try {
+      const loadFired = locked.nextLoad();
       if (pageUrl) await page.goto(pageUrl, { waitUntil: 'commit', timeout: left() });
       else await page.setContent(html, { waitUntil: 'commit', timeout: left() });
       await Promise.race([loadFired, stopped]);
@@ -263,8 +196,12 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
       blocked_requests: w.blocked, csp_violations: Number.isInteger(csp) ? csp : 0, popups: w.popups, phases,
     };
   } finally {
-    // Never reused: the context goes after the answer is out (setImmediate runs after the caller's write).
-    if (st.close) setImmediate(st.close);
+    // Never reused: the context goes after the answer is out (setImmediate runs after the caller's
+    // write), and the next job's is made meanwhile.
+    setImmediate(() => {
+      if (st.close) st.close();
+      fb.contexts.refill();
+    });
     for (const f of files) fs.rmSync(f, { force: true });
   }
 }
