@@ -194,28 +194,29 @@ describe('drawing snippets', () => {
         return [[pid, Number(f[11]) + Number(f[12])]];
       } catch { return []; }
     }));
-  // Renderer processes that used more than half of one core over `ms`.
-  const spinning = async (ms) => {
+  // CPU ms each renderer process used over `ms`: [[pid, used], ...], most first.
+  const cpuOver = async (ms) => {
     const a = rendererCpu();
     await settle(ms);
-    const b = rendererCpu(), hz = 100;
-    return [...b].filter(([pid, t]) => a.has(pid) && ((t - a.get(pid)) * 1000) / hz > ms / 2).map(([pid]) => pid);
+    const b = rendererCpu(), tick = 10;   // CLK_TCK 100
+    return [...b].filter(([pid]) => a.has(pid)).map(([pid, t]) => [pid, (t - a.get(pid)) * tick]).sort((x, y) => y[1] - x[1]);
   };
 
   test('an endless loop answers timeout within its budget, its renderer process is gone, the next job draws', async () => {
     const t0 = performance.now();
     const job = render(fb, 'chartjs', 'while (true) {}\n', { timeoutMs: 3000 });
     await settle(800);
-    const looping = await spinning(1000);
-    assert.ok(looping.length >= 1, 'the looping page\'s renderer process burns a core');
+    // the busiest renderer is the looping page's (at least a share of a core, even on a loaded machine)
+    const [[looping, used] = []] = await cpuOver(1000);
+    assert.ok(used >= 50, `the looping page's renderer process burns CPU (${used} ms of 1000)`);
     const r = await job;
     const ms = performance.now() - t0;
     assert.equal(r.code, 'timeout');
     assert.ok(ms >= 2900 && ms < 3600, `answered after ${Math.round(ms)} ms`);
     await settle(1500);
-    const alive = rendererCpu();
-    assert.deepEqual(looping.filter((p) => alive.has(p)), [], 'the looping renderer was killed with its context');
-    assert.deepEqual(await spinning(1000), [], 'no renderer burns CPU after the timeout');
+    assert.equal(rendererCpu().has(looping), false, 'the looping renderer was killed with its context');
+    const after = await cpuOver(1000);
+    assert.ok(!after.length || after[0][1] < 500, `no renderer burns a core after the timeout: ${JSON.stringify(after)}`);
     assert.equal((await render(fb, 'echarts', drawing('echarts', 'landscape'))).code, 'ok');
   });
 
