@@ -50,8 +50,8 @@ export function snippetError(d, lineOf) {
   return new FigureError('snippet_error', detail, { error_class: cls, error_line: line || undefined });
 }
 
-// fb: the FigureBrowser (browser, pagesDir, js libraries, muix bundler, options). st: {cancelled,
-// ctx, deadline} shared with the abort (browser.mjs). Returns the answer's fields.
+// fb: the FigureBrowser (browser, pagesDir, js libraries, muix bundler, contexts, options). st:
+// {cancelled, close, deadline} shared with the abort (browser.mjs). Returns the answer's fields.
 export async function drawSnippet(fb, job, st, hooks = {}) {
   const phases = {};
   let t = performance.now();
