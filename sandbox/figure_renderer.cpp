@@ -541,44 +541,45 @@ void FigureRenderer::start() {
   });
 }
 
-std::uint64_t FigureRenderer::render(std::string figure_path, std::string out_path, double timeout_s,
-                                     std::function<void(FigureResult)> done, std::string library) {
+namespace {
+// A job for either kind: its id, paths, the timeout clamped to figure_max_timeout_s and its deadline.
+Job make_job(std::uint64_t id, std::string in, std::string out, double timeout_s, double max_s,
+             std::function<void(FigureResult)> done) {
   Job job;
-  job.id = impl_->next_id++;
-  const std::uint64_t id = job.id;
-  job.figure = std::move(figure_path);
-  job.out = std::move(out_path);
+  job.id = id;
+  job.figure = std::move(in);
+  job.out = std::move(out);
   job.start = Clock::now();
-  const double max_s = impl_->cfg.figure_max_timeout_s;
   job.timeout_s = (std::isfinite(timeout_s) && timeout_s > 0) ? std::min(timeout_s, max_s) : max_s;
   job.deadline = job.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.timeout_s));
   job.done = std::move(done);
-  job.library = std::move(library);
-  asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_), job = std::move(job)]() mutable {
-    auto self = w.lock();
-    if (!self) return;
-    self->enqueue(std::move(job));
+  return job;
+}
+
+// Queues it on the io_context (render() and render_snippet() may be called from any thread).
+std::uint64_t submit(const std::shared_ptr<FigureRenderer::Impl>& impl, Job job) {
+  const std::uint64_t id = job.id;
+  asio::post(impl->io, [w = std::weak_ptr<FigureRenderer::Impl>(impl), job = std::move(job)]() mutable {
+    if (auto self = w.lock()) self->enqueue(std::move(job));
   });
   return id;
+}
+}  // namespace
+
+std::uint64_t FigureRenderer::render(std::string figure_path, std::string out_path, double timeout_s,
+                                     std::function<void(FigureResult)> done, std::string library) {
+  Job job = make_job(impl_->next_id++, std::move(figure_path), std::move(out_path), timeout_s,
+                     impl_->cfg.figure_max_timeout_s, std::move(done));
+  job.library = std::move(library);
+  return submit(impl_, std::move(job));
 }
 
 std::uint64_t FigureRenderer::render_snippet(std::string snippet_path, std::string out_path, SnippetJob how,
                                              double timeout_s, std::function<void(FigureResult)> done) {
-  Job job;
-  job.id = impl_->next_id++;
-  const std::uint64_t id = job.id;
-  job.figure = std::move(snippet_path);
-  job.out = std::move(out_path);
-  job.start = Clock::now();
-  const double max_s = impl_->cfg.figure_max_timeout_s;
-  job.timeout_s = (std::isfinite(timeout_s) && timeout_s > 0) ? std::min(timeout_s, max_s) : max_s;
-  job.deadline = job.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.timeout_s));
-  job.done = std::move(done);
+  Job job = make_job(impl_->next_id++, std::move(snippet_path), std::move(out_path), timeout_s,
+                     impl_->cfg.figure_max_timeout_s, std::move(done));
   job.snippet = std::move(how);
-  asio::post(impl_->io, [w = std::weak_ptr<Impl>(impl_), job = std::move(job)]() mutable {
-    if (auto self = w.lock()) self->enqueue(std::move(job));
-  });
-  return id;
+  return submit(impl_, std::move(job));
 }
 
 void FigureRenderer::cancel(std::uint64_t id) {

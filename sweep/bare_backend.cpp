@@ -148,27 +148,7 @@ class BareBackend : public SweepBackend {
     figures_->render(dir + "/plot-" + theme + ".json", dir + "/plot-" + theme + ".png", remaining,
                      [this, p, i, row, dir, theme](sandbox::FigureResult fr) mutable {
                        row.wall_s += fr.wall_s;
-                       if (stop_) {
-                         cleanup(p->runs);
-                         FileOutcome out;
-                         out.cancelled = true;
-                         return p->done(std::move(out));
-                       }
-                       if (!fr.ok && outcome(figure_outcome(fr.code)).host) {
-                         cleanup(p->runs);
-                         FileOutcome out;
-                         out.error = "the figure renderer failed on this host: " + fr.code;
-                         return p->done(std::move(out));
-                       }
-                       if (!fr.ok) {
-                         set_failure(row, figure_outcome(fr.code));  // the same table as figure mode in process
-                       } else {
-                         std::string reason;
-                         auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);
-                         if (!png) set_failure(row, reason);
-                         else classify_png(*png, row, true);  // figure mode's exact canvas
-                         if (png && row.outcome == "render") p->pngs[theme] = std::move(*png);
-                       }
+                       if (!drawn(p, fr, dir, theme, row)) return;
                        p->rows.push_back(std::move(row));
                        figure_step(p, i + 1);
                      });
@@ -228,32 +208,38 @@ class BareBackend : public SweepBackend {
     const std::string dir = p->runs.front().dir, png_name = "plot-" + theme + ".png";
     figures_->render_snippet(
         snippet, dir + "/" + png_name, sandbox::SnippetJob{library, theme, true}, p->timeout_s,
-        [this, p, i, row, dir, png_name, library, snippet, theme](sandbox::FigureResult fr) mutable {
+        [this, p, i, row, dir, library, snippet, theme](sandbox::FigureResult fr) mutable {
           row.wall_s = fr.wall_s;
-          if (stop_) {
-            cleanup(p->runs);
-            FileOutcome out;
-            out.cancelled = true;
-            return p->done(std::move(out));
-          }
-          if (!fr.ok && outcome(figure_outcome(fr.code)).host) {
-            cleanup(p->runs);
-            FileOutcome out;
-            out.error = "the figure renderer failed on this host: " + fr.code;
-            return p->done(std::move(out));
-          }
-          if (!fr.ok) {
-            set_failure(row, figure_outcome(fr.code), fr.error_class);  // the render path's own table
-          } else {
-            std::string reason;
-            auto png = read_output(dir, png_name, config_.max_png_bytes, reason);
-            if (!png) set_failure(row, reason);
-            else classify_png(*png, row, true);  // the page sets the canvas: exact in both modes
-            if (png && row.outcome == "render") p->pngs[theme] = std::move(*png);
-          }
+          if (!drawn(p, fr, dir, theme, row)) return;
           p->rows.push_back(std::move(row));
           snippet_step(p, std::move(library), std::move(snippet), i + 1);
         });
+  }
+
+  // One theme's answer from the FigureRenderer (a figure or a snippet) into its row, by the render
+  // path's own table (figure_outcome), the PNG read back under its cap with the renderer's exact
+  // canvas. False when the file ends here (the sweep stops, or the renderer failed on this host):
+  // p->done has been called.
+  bool drawn(const std::shared_ptr<Pending>& p, const sandbox::FigureResult& fr, const std::string& dir,
+             const std::string& theme, store::SweepResult& row) {
+    if (stop_ || (!fr.ok && outcome(figure_outcome(fr.code)).host)) {
+      cleanup(p->runs);
+      FileOutcome out;
+      if (stop_) out.cancelled = true;
+      else out.error = "the figure renderer failed on this host: " + fr.code;
+      p->done(std::move(out));
+      return false;
+    }
+    if (!fr.ok) {
+      set_failure(row, figure_outcome(fr.code), fr.error_class);
+      return true;
+    }
+    std::string reason;
+    auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);
+    if (!png) set_failure(row, reason);
+    else classify_png(*png, row, true);
+    if (png && row.outcome == "render") p->pngs[theme] = std::move(*png);
+    return true;
   }
 
   void complete(const std::shared_ptr<Pending>& p) {
