@@ -126,8 +126,11 @@ TEST_CASE("the render wire model is closed") {
       req("x/..", "matplotlib", {"light"}),                   // job id pattern
   };
   json extra = req("x", "matplotlib", {"light"});
-  extra["language"] = "python";
+  extra["interpreter"] = "python";  // a field the model does not have (`language` it has)
   bad.push_back(extra);
+  json lang = req("x", "matplotlib", {"light"});
+  lang["language"] = "r";  // only python or javascript
+  bad.push_back(lang);
   json slow = req("x", "matplotlib", {"light"});
   slow["timeout_s"] = 121;
   bad.push_back(slow);
