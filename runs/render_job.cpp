@@ -393,7 +393,10 @@ Renderer::~Renderer() {
 
 const Runtime& Renderer::runtime_for(const std::string& library) const {
   if (render_mode(library) != "snippet") return *runtime_;
-  if (!js_runtime_) js_runtime_ = std::make_shared<const Runtime>(read_js_runtime(sandbox::runtime_js_modules()));
+  // The modules dir the figure renderer really draws with (PLOTQ_JS_MODULES), as plotqd's App reads.
+  if (!js_runtime_)
+    js_runtime_ = std::make_shared<const Runtime>(
+        read_js_runtime(figures_ ? figures_->js_modules() : sandbox::runtime_js_modules()));
   return *js_runtime_;
 }
 

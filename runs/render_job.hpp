@@ -76,7 +76,7 @@ class Renderer {
   std::string support(const std::string& library) const;
   const Runtime& runtime() const { return *runtime_; }
   // The runtime a library's renders run on: for snippet libraries the JavaScript one (runtime/js,
-  // read once, at first use, beside runtime_js_modules()); a sweep's ledger rows record its id.
+  // read once, at first use, beside the figure renderer's js_modules()); a sweep's ledger rows record its id.
   const Runtime& runtime_for(const std::string& library) const;
 
  private:

@@ -600,6 +600,7 @@ bool FigureRenderer::available(const std::string& library) const {
 std::string FigureRenderer::unavailable_reason(const std::string& library) const {
   return impl_->unavailable_reason(library);
 }
+const std::string& FigureRenderer::js_modules() const { return impl_->cfg.js_modules; }
 std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
 std::uint64_t FigureRenderer::cancels_in_flight() const { return impl_->cancels_in_flight; }
 std::uint64_t FigureRenderer::cancels_acknowledged() const { return impl_->cancels_acknowledged; }

@@ -145,6 +145,8 @@ class FigureRenderer {
   // JavaScript ("plotly", "bokeh", a snippet library; "": plotly or bokeh) is.
   bool available(const std::string& library = "") const;
   std::string unavailable_reason(const std::string& library = "") const;  // "" when available
+  // The snippet libraries' modules dir this renderer draws with (FigureConfig::js_modules).
+  const std::string& js_modules() const;
 
   // Diagnostics (read on the io_context thread): renderer processes started so far, and the pid
   // and process group of the current one (0 when none).

@@ -10,6 +10,7 @@
 
 #include "runs/outcome.hpp"
 #include "runs/render_interpret.hpp"
+#include "sandbox/figure_renderer.hpp"
 #include "sandbox/job.hpp"
 
 using plotq::runs::kOutcomeCount;
@@ -131,4 +132,19 @@ TEST_CASE("outcomes: docs/outcomes.md is the table as generated") {
     FAIL("docs/outcomes.md is stale: cp " << fresh << " " << PLOTQ_SOURCE_DIR << "/docs/outcomes.md");
   }
   for (std::size_t i = 0; i < kOutcomeCount; ++i) CHECK(want.find("| `" + std::string(kOutcomes[i].name) + "` |") != std::string::npos);
+}
+
+TEST_CASE("the host's snippet bundle table is the renderer's own (lib/snippet.mjs)") {
+  std::ifstream f(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/figure/lib/snippet.mjs");
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::string js = text.str();
+  for (const char* lib : {"chartjs", "d3", "echarts", "highcharts"}) {
+    INFO(lib);
+    const std::string dist = plotq::sandbox::js_bundle_path(lib);
+    CHECK(js.find(std::string(lib) + ": { pkg: ") != std::string::npos);
+    CHECK(js.find("dist: '" + dist + "'") != std::string::npos);
+  }
+  CHECK(plotq::sandbox::js_bundle_path("muix") == "@mui/x-charts/package.json");
+  CHECK(plotq::sandbox::js_bundle_path("plotly").empty());
 }
