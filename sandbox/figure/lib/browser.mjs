@@ -43,6 +43,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   jsModules: DEFAULT_JS_MODULES,  // the snippet libraries' node_modules ('' : no snippets)
   snippetMaxBytes: SNIPPET_MAX_BYTES,
   snippetSpare: true,     // one strict snippet context made ahead while idle (snippet_context.mjs)
+  snippetPreload: true,   // ... with its library loaded during a run of one library (the same)
   // false drops the browser-wide network flags (closed proxy, names never resolve): tests only, so
   // that a page's own rules (policy, route) are all that stands between it and a local listener.
   browserNetworkRules: true,
@@ -130,6 +131,8 @@ export class FigureBrowser {
     this.muix = null;         // MuixBundler when MUI X is installed
     this.bundles = new Map(); // library -> its bundle's text (the bare page inlines it)
     this.contexts = new ContextSpare(this);
+    this.muixVendorWrite = null;  // Promise of the MUI X vendor script's file
+    this.muixVendorFile = null;   // ... its path, once written
     this.savedTmpdir = process.env.TMPDIR;
   }
 
@@ -225,7 +228,8 @@ export class FigureBrowser {
     if (this.js.muix) {
       // The first bundle parses all of React and MUI: done now, in the background.
       this.muix = new MuixBundler(o.jsModules);
-      this.muix.warmUp().catch((e) => process.stderr.write(`figure renderer: muix warm-up failed: ${shortMessage(e)}\n`));
+      this.muix.warmUp().then(() => this.muixVendor())
+        .catch((e) => process.stderr.write(`figure renderer: muix warm-up failed: ${shortMessage(e)}\n`));
     }
     if (Object.keys(this.js).length) this.contexts.refill();
     const js = Object.fromEntries(Object.values(this.js).map((l) => [l.name, l.version]));
@@ -307,6 +311,27 @@ export class FigureBrowser {
       st.cancelled = true;
       if (st.close) st.close();   // stops the page (even in a loop) and closes its context
     }, (abort) => { this.cancelCurrent = abort; });
+  }
+
+  // The MUI X vendor script (muix_bundle.mjs) as a file the pages load, written once.
+  muixVendor() {
+    if (!this.muixVendorWrite) {
+      this.muixVendorWrite = this.muix.vendor().then((code) => {
+        const f = path.join(this.pagesDir, 'muix-vendor.js');
+        fs.writeFileSync(f, code, { mode: 0o644, flag: 'wx' });
+        this.muixVendorFile = f;
+        return f;
+      });
+    }
+    return this.muixVendorWrite;
+  }
+
+  // The script a strict page of this library loads before the snippet's own, when a spare can
+  // load it ahead (snippet_context.mjs): a UMD bundle, MUI X's vendor script once written.
+  // Library keys: a MUI X snippet bundled whole is 'muix-whole', which has none.
+  preloadBundle(library) {
+    if (library === 'muix') return this.muixVendorFile || null;
+    return (this.js[library] && this.js[library].bundle) || null;
   }
 
   // The text of a snippet library's bundle (the bare page inlines it), read once.

@@ -7,6 +7,14 @@
 // packages) is import_refused before esbuild resolves it, and every file that went into the bundle
 // must lie inside the modules dir. One esbuild context is kept and rebuilt per snippet: its
 // parsed node_modules are reused, which halves a bundle's time (README: measured).
+//
+// The split (strict pages): React, react-dom and the MUI modules snippets import most are bundled
+// once, at start, into a vendor script that registers their namespaces on one global; a snippet
+// that imports only those is bundled alone (the entry, the snippet and one-line shims that read
+// the global), in a few milliseconds instead of a full bundle, and its page loads the vendor
+// script first (which a preloaded spare has already run: snippet_context.mjs). A snippet that
+// imports any other allowed module is bundled whole, as before: a module bundled beside the
+// vendor script would bring its own copy of React and MUI's theme context.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FigureError } from './errors.mjs';
@@ -55,6 +63,25 @@ root.render(React.createElement(ThemeProvider, { theme }, React.createElement(An
 })();
 `;
 
+// The vendor script's modules (what catalogue snippets import, and the entry and JSX need). Not
+// @mui/material's root: it is all of MUI, and few snippets import it.
+export const VENDOR_MODULES = Object.freeze([
+  'react', 'react/jsx-runtime', 'react-dom/client', '@mui/material/styles', '@mui/material/Box',
+  '@mui/material/Typography', '@mui/x-charts', '@mui/x-charts/hooks', '@mui/x-charts/internals',
+  ...['ChartContainer', 'LineChart', 'BarChart', 'ScatterChart', 'PieChart', 'Gauge', 'ChartsXAxis', 'ChartsYAxis',
+    'ChartsAxis', 'ChartsGrid', 'ChartsLegend', 'ChartsReferenceLine', 'ChartsTooltip', 'ChartsText'].map((m) => `@mui/x-charts/${m}`),
+]);
+const VENDOR = new Set(VENDOR_MODULES);
+const VENDOR_NS = 'plotq-vendor';
+const VENDOR_GLOBAL = '__plotqMuix';
+// Each namespace is registered as an ES module would be seen from CommonJS (__esModule), so the
+// shims' default and named imports are the module's own.
+const VENDOR_ENTRY = `${VENDOR_MODULES.map((m, i) => `import * as m${i} from ${JSON.stringify(m)};`).join('\n')}
+globalThis.${VENDOR_GLOBAL} = {
+${VENDOR_MODULES.map((m, i) => `  ${JSON.stringify(m)}: Object.assign({ __esModule: true }, m${i}),`).join('\n')}
+};
+`;
+
 // The warm-up bundle: imports what catalogue snippets import most.
 const WARM_UP = `import { LineChart } from "@mui/x-charts/LineChart";
 import { BarChart } from "@mui/x-charts/BarChart";
@@ -73,12 +100,32 @@ export class MuixBundler {
     this.refused = null;     // {module, line} of the import the last rebuild refused
     this.queue = Promise.resolve();
     this.refusals = 0;       // imports refused so far (tests: the plugin, not esbuild, refused them)
+    this.splitCtx = null;    // the context that bundles a snippet against the vendor script
+    this.vendorCode = null;  // Promise of the vendor script's text
+    this.whole = false;      // the last split build met an import the vendor script lacks
   }
 
-  plugin() {
+  // split: imports of the entry and the snippet that the vendor script has become shims reading
+  // its global; any other allowed import ends the split build (this.whole).
+  plugin(split = false) {
     return {
       name: 'plotq-snippet',
       setup: (build) => {
+        if (split) {
+          build.onResolve({ filter: /.*/ }, (args) => {
+            const fromEntry = args.namespace === 'file' && args.importer === path.join(this.root, ENTRY_NAME);
+            if (!fromEntry && args.namespace !== SNIPPET_NS) return undefined;
+            if (VENDOR.has(args.path)) return { path: args.path, namespace: VENDOR_NS };
+            if (args.namespace === SNIPPET_NS && allowedImport(args.path)) {
+              this.whole = true;
+              return { errors: [{ text: 'not in the vendor script' }] };
+            }
+            return undefined;
+          });
+          build.onLoad({ filter: /.*/, namespace: VENDOR_NS }, (args) => ({
+            contents: `module.exports = globalThis.${VENDOR_GLOBAL}[${JSON.stringify(args.path)}];`, loader: 'js',
+          }));
+        }
         build.onResolve({ filter: /^plotq:snippet$/ }, (args) => (args.namespace === SNIPPET_NS
           ? { errors: [{ text: 'the snippet imports itself' }] }
           : { path: 'snippet.tsx', namespace: SNIPPET_NS }));
@@ -94,39 +141,85 @@ export class MuixBundler {
     };
   }
 
-  async context() {
-    if (this.ctx) return this.ctx;
-    this.esbuild = await import(pathToFileURL(path.join(this.modulesDir, 'esbuild', 'lib', 'main.js')).href);
-    this.ctx = await this.esbuild.context({
-      stdin: { contents: ENTRY, resolveDir: this.root, sourcefile: ENTRY_NAME, loader: 'tsx' },
+  options(contents, plugins) {
+    return {
+      stdin: { contents, resolveDir: this.root, sourcefile: ENTRY_NAME, loader: 'tsx' },
       bundle: true, write: false, format: 'iife', platform: 'browser', target: 'es2020', jsx: 'automatic',
       minify: true, legalComments: 'none', absWorkingDir: this.root, nodePaths: [this.modulesDir],
       outfile: path.join(this.root, 'plotq-muix.js'),     // names the outputs; write:false writes nothing
       sourcemap: 'external', sourcesContent: false, metafile: true, logLevel: 'silent',
       define: { 'process.env.NODE_ENV': '"production"' },
       banner: { js: "globalThis.process=globalThis.process||{env:{NODE_ENV:'production'}};" },
-      plugins: [this.plugin()],
-    });
-    return this.ctx;
+      plugins,
+    };
+  }
+
+  async loadEsbuild() {
+    if (!this.esbuild) this.esbuild = await import(pathToFileURL(path.join(this.modulesDir, 'esbuild', 'lib', 'main.js')).href);
+    return this.esbuild;
+  }
+
+  async context(split = false) {
+    if (split ? this.splitCtx : this.ctx) return split ? this.splitCtx : this.ctx;
+    const esbuild = await this.loadEsbuild();
+    const ctx = await esbuild.context(this.options(ENTRY, [this.plugin(split)]));
+    if (split) this.splitCtx = ctx; else this.ctx = ctx;
+    return ctx;
+  }
+
+  // The vendor script's text, built once (our own entry: no snippet in it; every input inside
+  // the modules dir, as for a snippet's bundle).
+  vendor() {
+    if (!this.vendorCode) {
+      this.vendorCode = (async () => {
+        const esbuild = await this.loadEsbuild();
+        const result = await esbuild.build({ ...this.options(VENDOR_ENTRY, []), sourcemap: false });
+        this.checkInputs(result);
+        return result.outputFiles.find((f) => f.path.endsWith('.js')).text;
+      })();
+      this.vendorCode.catch(() => {});
+    }
+    return this.vendorCode;
+  }
+
+  checkInputs(result) {
+    const outside = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith(`${SNIPPET_NS}:`) && !f.startsWith(`${VENDOR_NS}:`) &&
+      f !== ENTRY_NAME && f !== '<stdin>' && !path.resolve(this.root, f).startsWith(`${this.modulesDir}${path.sep}`));
+    if (outside.length) throw new FigureError('import_refused', 'the bundle reached a file outside the modules dir', { module: outside[0].slice(0, 100) });
   }
 
   // One bundle at a time (the context holds one snippet): a bundle abandoned by a timeout still
   // finishes before the next starts. Returns {code, lineOf(genLine0, col0) -> snippet line | null}.
-  bundle(text) {
-    const run = this.queue.then(() => this.build(text));
+  // split: against the vendor script when the snippet's imports allow it (the answer's `vendor`
+  // says so); else, or when false (the bare page), whole.
+  bundle(text, { split = false } = {}) {
+    const run = this.queue.then(async () => {
+      if (split) {
+        this.whole = false;
+        try {
+          return { ...(await this.build(text, true)), vendor: true };
+        } catch (e) {
+          if (!this.whole) throw e;
+        }
+      }
+      return { ...(await this.build(text, false)), vendor: false };
+    });
     this.queue = run.catch(() => {});
     return run;
   }
 
-  // The first bundle parses all of React and MUI; the context keeps them for the next.
-  warmUp() {
-    return this.bundle(WARM_UP);
+  // The first bundle parses all of React and MUI; the context keeps them for the next. The
+  // vendor script and the split context are made after it.
+  async warmUp() {
+    await this.bundle(WARM_UP);
+    await this.vendor();
+    await this.bundle(WARM_UP, { split: true });
   }
 
-  async build(text) {
+  async build(text, split) {
     let ctx;
     try {
-      ctx = await this.context();
+      ctx = await this.context(split);
     } catch (e) {
       throw new FigureError('library_unavailable', `esbuild did not start: ${String(e.message || e).split('\n')[0].slice(0, 160)}`);
     }
@@ -140,9 +233,7 @@ export class MuixBundler {
     } finally {
       this.current = null;
     }
-    const outside = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith(`${SNIPPET_NS}:`) && f !== ENTRY_NAME && f !== '<stdin>' &&
-      !path.resolve(this.root, f).startsWith(`${this.modulesDir}${path.sep}`));
-    if (outside.length) throw new FigureError('import_refused', 'the bundle reached a file outside the modules dir', { module: outside[0].slice(0, 100) });
+    this.checkInputs(result);
     const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
     const map = result.outputFiles.find((f) => f.path.endsWith('.js.map'));
     const mapJson = map ? JSON.parse(map.text) : null;
@@ -176,9 +267,10 @@ export class MuixBundler {
   }
 
   async close() {
-    const ctx = this.ctx;
+    const ctxs = [this.ctx, this.splitCtx];
     this.ctx = null;
-    if (ctx) await ctx.dispose().catch(() => {});
+    this.splitCtx = null;
+    for (const ctx of ctxs) if (ctx) await ctx.dispose().catch(() => {});
     if (this.esbuild) await Promise.resolve(this.esbuild.stop()).catch(() => {});
   }
 }

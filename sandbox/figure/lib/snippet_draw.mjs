@@ -16,7 +16,7 @@ import { isFlat, pngSize } from './png.mjs';
 import { newNonce } from './page.mjs';
 import { writeOutput } from './output.mjs';
 import { ORIENTATIONS, DEVICE_SCALE, orientationOf, tokensFor, readSnippet, namesReadyFlag } from './snippet.mjs';
-import { strictPageHtml, barePageHtml, BARE_BUNDLE_URL, BARE_SNIPPET_URL } from './snippet_page.mjs';
+import { strictPageHtml, barePageHtml, jobScript, BARE_BUNDLE_URL, BARE_SNIPPET_URL } from './snippet_page.mjs';
 
 export const SIGNAL_WAIT_MS = 2500;   // the reference's wait for window.__anyplotReady
 
@@ -65,8 +65,12 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
   const target = { width: css.width * DEVICE_SCALE, height: css.height * DEVICE_SCALE };
   const tokens = tokensFor(job.theme);
   lap('read');
-  const bundled = job.library === 'muix' ? await fb.muix.bundle(source) : null;
+  // A strict MUI X page loads the vendor script, then the snippet bundled against it (when its
+  // imports allow: muix_bundle.mjs); the bare page, the whole bundle, as the reference.
+  const vendorFile = job.library === 'muix' && !job.bare ? await fb.muixVendor().catch(() => null) : null;
+  const bundled = job.library === 'muix' ? await fb.muix.bundle(source, { split: Boolean(vendorFile) }) : null;
   if (bundled) lap('bundle');
+  const key = bundled && !bundled.vendor ? 'muix-whole' : job.library;   // the spare's library key
   if (st.cancelled) throw new FigureError('timeout', 'cancelled');
 
   const files = [];
@@ -77,12 +81,28 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     return pathToFileURL(f).href;
   };
   try {
+    const locked = await fb.contexts.take(!job.bare, key);
+    st.close = locked.close;
+    if (st.cancelled) throw new FigureError('timeout', 'cancelled');
+    const { page, cdp, w, stopped, preloaded } = locked;
     let pageUrl = null, html = null, lineOf, scripts = [];
-    if (!job.bare) {
-      scripts = bundled ? [writePageFile('.js', bundled.code)] : [pathToFileURL(lib.bundle).href, writePageFile('.js', source)];
+    if (preloaded) {
+      // The page has its library already; the job's script and the snippet are the files its
+      // route holds (snippet_context.mjs).
+      const write = (f, text) => { fs.writeFileSync(f, text, { mode: 0o644, flag: 'wx' }); files.push(f); };
+      write(preloaded.jobFile, jobScript({ tokens, css }));
+      write(preloaded.snippetFile, bundled ? bundled.code : source);
+      pageUrl = preloaded.pageUrl;
+      scripts = [preloaded.bundleUrl, preloaded.snippetUrl];
+    } else if (!job.bare) {
+      const own = writePageFile('.js', bundled ? bundled.code : source);
+      scripts = bundled && !bundled.vendor ? [own] : [pathToFileURL(bundled ? vendorFile : lib.bundle).href, own];
       pageUrl = writePageFile('.html', strictPageHtml({ nonce: newNonce(), tokens, css, scripts }));
-      lineOf = bundled ? (url, l, c) => (url === scripts[0] ? bundled.lineOf(l, c) : null)
-        : (url, l) => (url === scripts[1] ? l + 1 : null);
+    }
+    if (!job.bare) {
+      // The snippet's own script is the last: its line, or for MUI X the source map's.
+      const own = scripts[scripts.length - 1];
+      lineOf = bundled ? (url, l, c) => (url === own ? bundled.lineOf(l, c) : null) : (url, l) => (url === own ? l + 1 : null);
     } else {
       const bare = barePageHtml({ tokens, css, bundleSource: bundled ? bundled.code : fb.bundleSource(job.library), snippetSource: bundled ? '' : source });
       html = bare.html;
@@ -90,11 +110,7 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
         : (url, l) => (url === BARE_SNIPPET_URL ? bare.snippetLine(l) : null);
     }
 
-    const locked = await fb.contexts.take(!job.bare);
-    st.close = locked.close;
-    if (st.cancelled) throw new FigureError('timeout', 'cancelled');
-    const { page, cdp, w, stopped } = locked;
-    locked.allow(pageUrl ? [pageUrl, ...scripts] : []);
+    if (!preloaded) locked.allow(pageUrl ? [pageUrl, ...scripts] : []);
     try {
       await locked.prepare(css, job.theme);
     } catch (e) {
@@ -124,7 +140,8 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     // the page's loading: no load event follows, and Playwright's own wait for 'load' would hang).
     try {
       const loadFired = locked.nextLoad();
-      if (pageUrl) await page.goto(pageUrl, { waitUntil: 'commit', timeout: left() });
+      if (preloaded) locked.resume();
+      else if (pageUrl) await page.goto(pageUrl, { waitUntil: 'commit', timeout: left() });
       else await page.setContent(html, { waitUntil: 'commit', timeout: left() });
       await Promise.race([loadFired, stopped]);
     } catch (e) {
@@ -193,7 +210,8 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     lap('write');
     return {
       width: size.width, height: size.height, bytes: png.length, library: job.library, orientation, ready,
-      blocked_requests: w.blocked, csp_violations: Number.isInteger(csp) ? csp : 0, popups: w.popups, phases,
+      blocked_requests: w.blocked, csp_violations: Number.isInteger(csp) ? csp : 0, popups: w.popups, context: locked.origin,
+      ...(bundled ? { bundle: bundled.vendor ? 'vendor' : 'whole' } : {}), phases,
     };
   } finally {
     // Never reused: the context goes after the answer is out (setImmediate runs after the caller's

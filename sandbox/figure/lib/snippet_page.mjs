@@ -64,6 +64,48 @@ ${scripts.map((u) => `<script nonce="${n}" src="${attr(u)}"></script>`).join('\n
 `;
 }
 
+// The preloaded page (snippet_context.mjs, a spare made for a run of one library): the same policy
+// and contract, but the library is loaded before the job is known. Its parser stops at the job's
+// script, whose request the route holds until the job comes; then the job's script (jobScript:
+// the page's CSS and globals) and the snippet's own file load in the order the strict page has,
+// while the document is still loading, so the snippet sees what it sees on a strict page (load
+// events still to come, document.write still parsing). The violation counter comes first here,
+// since it does not depend on the job.
+export function preloadPageHtml({ nonce, bundleUrl, jobUrl, snippetUrl }) {
+  const n = attr(nonce);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${attr(contentSecurityPolicy(nonce))}">
+<meta name="referrer" content="no-referrer">
+<title>plotq snippet</title>
+</head>
+<body>
+<div id="container"></div>
+<script nonce="${n}">
+  (function () {
+    var violations = 0;
+    window.addEventListener('securitypolicyviolation', function () { violations++; }, true);
+    Object.defineProperty(window, '__plotqCsp', { get: function () { return violations; } });
+  })();
+</script>
+${[bundleUrl, jobUrl, snippetUrl].map((u) => `<script nonce="${n}" src="${attr(u)}"></script>`).join('\n')}
+</body>
+</html>
+`;
+}
+
+// The job's part of a preloaded page: the strict page's <style> (appended to the head, where the
+// strict page has it) and its globals.
+export function jobScript({ tokens, css }) {
+  return `(function () {
+  var s = document.createElement('style');
+  s.textContent = ${scriptJson(pageCss(tokens, css))};
+  document.head.appendChild(s);
+})();
+${globals(tokens, css)}
+`;
+}
+
 const inline = (src) => src.replace(/<\/script/gi, '<\\/script');
 export const BARE_BUNDLE_URL = 'plotq-bundle.js';
 export const BARE_SNIPPET_URL = 'plotq-snippet.js';
