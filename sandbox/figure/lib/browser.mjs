@@ -229,7 +229,7 @@ export class FigureBrowser {
       // The first bundle parses all of React and MUI: done now, in the background.
       this.muix = new MuixBundler(o.jsModules);
       this.muix.warmUp().then(() => this.muixVendor())
-        .catch((e) => process.stderr.write(`figure renderer: muix warm-up failed: ${shortMessage(e)}\n`));
+        .catch((e) => { if (!this.closed) process.stderr.write(`figure renderer: muix warm-up failed: ${shortMessage(e)}\n`); });
     }
     if (Object.keys(this.js).length) this.contexts.refill();
     const js = Object.fromEntries(Object.values(this.js).map((l) => [l.name, l.version]));
@@ -246,7 +246,7 @@ export class FigureBrowser {
       if (lib.name === 'plotly') await this.drawPlotly(slot, text, canvasFor(undefined), {}, () => false);
       else await this.drawBokeh(slot, text, JSON.parse(text), {}, () => false);
     } catch (e) {
-      process.stderr.write(`figure renderer: ${slot.lib.name} warm-up failed: ${shortMessage(e)}\n`);
+      if (!this.closed) process.stderr.write(`figure renderer: ${slot.lib.name} warm-up failed: ${shortMessage(e)}\n`);
     }
   }
 
@@ -317,6 +317,7 @@ export class FigureBrowser {
   muixVendor() {
     if (!this.muixVendorWrite) {
       this.muixVendorWrite = this.muix.vendor().then((code) => {
+        if (this.closed) throw new Error('the renderer is closing');
         const f = path.join(this.pagesDir, 'muix-vendor.js');
         fs.writeFileSync(f, code, { mode: 0o644, flag: 'wx' });
         this.muixVendorFile = f;

@@ -103,6 +103,7 @@ export class MuixBundler {
     this.splitCtx = null;    // the context that bundles a snippet against the vendor script
     this.vendorCode = null;  // Promise of the vendor script's text
     this.whole = false;      // the last split build met an import the vendor script lacks
+    this.closed = false;
   }
 
   // split: imports of the entry and the snippet that the vendor script has become shims reading
@@ -154,7 +155,10 @@ export class MuixBundler {
     };
   }
 
+  // After close() nothing starts esbuild again (a warm-up step still under way would, and its
+  // service would keep the process alive).
   async loadEsbuild() {
+    if (this.closed) throw new Error('the bundler is closed');
     if (!this.esbuild) this.esbuild = await import(pathToFileURL(path.join(this.modulesDir, 'esbuild', 'lib', 'main.js')).href);
     return this.esbuild;
   }
@@ -163,6 +167,10 @@ export class MuixBundler {
     if (split ? this.splitCtx : this.ctx) return split ? this.splitCtx : this.ctx;
     const esbuild = await this.loadEsbuild();
     const ctx = await esbuild.context(this.options(ENTRY, [this.plugin(split)]));
+    if (this.closed) {
+      await ctx.dispose().catch(() => {});
+      throw new Error('the bundler is closed');
+    }
     if (split) this.splitCtx = ctx; else this.ctx = ctx;
     return ctx;
   }
@@ -267,6 +275,10 @@ export class MuixBundler {
   }
 
   async close() {
+    this.closed = true;
+    // What is under way ends first (each step then finds the bundler closed).
+    await this.queue;
+    if (this.vendorCode) await this.vendorCode.catch(() => {});
     const ctxs = [this.ctx, this.splitCtx];
     this.ctx = null;
     this.splitCtx = null;
