@@ -103,6 +103,14 @@ int remount_all_read_only(const char* keep, const char** stage) {
 
 }  // namespace
 
+bool covers_job_dir(const char* path) {
+  // Trailing slashes aside, path is a prefix of kJobDirInside ending at a '/' of it (or all of it).
+  std::size_t n = std::strlen(path);
+  while (n > 1 && path[n - 1] == '/') --n;
+  if (n == 1 && path[0] == '/') return true;
+  return std::strncmp(path, kJobDirInside, n) == 0 && (kJobDirInside[n] == '\0' || kJobDirInside[n] == '/');
+}
+
 int setup_job_mounts(const ConfineSpec& spec, const char** stage) {
   auto fail = [&](const char* s) {
     *stage = s;
@@ -148,6 +156,7 @@ int setup_job_mounts(const ConfineSpec& spec, const char** stage) {
   }
   for (int i = 0; i < spec.n_hidden; ++i) {
     const char* path = spec.hidden[i];
+    if (covers_job_dir(path)) continue;
     if (::lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;  // absent: nothing to hide
     if (::mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=2,mode=0555") != 0)
       return fail("mount:hide");

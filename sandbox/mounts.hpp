@@ -9,6 +9,11 @@ namespace plotq::sandbox {
 
 struct ConfineSpec;
 
+// True when an empty tmpfs over `path` would cover the job's own dir (kJobDirInside or one of its
+// parents: "/tmp", "/"): such a hidden path is skipped, /tmp being an empty tmpfs already. A
+// sweep hides its database's dir, which may well be /tmp. Fork-safe.
+bool covers_job_dir(const char* path);
+
 // Needs a private mount namespace (CLONE_NEWNS) and CAP_SYS_ADMIN in its owning user namespace.
 // Fork-safe: no allocation. 0, or -errno with *stage naming the step.
 int setup_job_mounts(const ConfineSpec& spec, const char** stage);

@@ -96,6 +96,26 @@ TEST_CASE("outputs are read back - a missing one is just absent", "[launcher]") 
   }
 }
 
+TEST_CASE("a hidden path that holds the job's own dir - /tmp or / - is not mounted over it", "[launcher]") {
+  // A sweep hides its database's dir, and an operator may keep the database in /tmp: every job
+  // then failed to enter its work dir (launcher, confine:chdir).
+  Sandbox box([](sb::Config& c) {
+    c.hidden_paths.push_back("/tmp");
+    c.hidden_paths.push_back("/tmp/");
+    c.hidden_paths.push_back("/");
+  });
+  for (bool cold : {true, false}) {
+    INFO(path_name(cold));
+    auto spec = raw_job("import os\nopen('out.csv','w').write(os.getcwd())\nprint(sorted(os.listdir('/var/tmp')))\n", 10, cold);
+    spec.outputs["out.csv"] = 1000;
+    auto r = box.run(spec);
+    INFO(r.message << r.stderr_tail);
+    REQUIRE(r.reason == sb::Reason::ok);
+    CHECK(r.outputs.at("out.csv") == "/tmp/job");
+    CHECK_THAT(r.stdout_head, Catch::Contains("[]"));  // the other hidden paths still are
+  }
+}
+
 TEST_CASE("input files, argv and env reach the job", "[launcher]") {
   Sandbox box;
   auto spec = raw_job("import sys, os\nprint(sys.argv[1:], os.environ['ANYPLOT_THEME'], open('data.csv').read())\n", 10);

@@ -16,6 +16,7 @@
 #include "sandbox/config.hpp"
 #include "sandbox/credentials.hpp"
 #include "sandbox/job.hpp"
+#include "sandbox/mounts.hpp"
 #include "sandbox/output.hpp"
 #include "sandbox/rlimits.hpp"
 #include "sandbox/seccomp_filter.hpp"
@@ -272,4 +273,15 @@ TEST_CASE("exec_arm_module lives next to the confine library", "[config]") {
   sb::Config c;
   c.confine_lib = "/opt/plotq/lib/libplotq_confine.so";
   CHECK(sb::exec_arm_module(c) == "/opt/plotq/lib/plotq_exec_arm.so");
+}
+
+TEST_CASE("hidden paths: only the job dir's own parents are never mounted over", "[units]") {
+  for (const char* p : {"/", "//", "/tmp", "/tmp/", "/tmp//", "/tmp/job", "/tmp/job/"}) {
+    INFO(p);
+    CHECK(sb::covers_job_dir(p));
+  }
+  for (const char* p : {"/tm", "/tmpx", "/tmp/jo", "/tmp/jobx", "/tmp/job/x", "/var/tmp", "/dev/shm", "/t"}) {
+    INFO(p);
+    CHECK_FALSE(sb::covers_job_dir(p));
+  }
 }
