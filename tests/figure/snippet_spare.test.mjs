@@ -124,6 +124,21 @@ describe('the preloaded spare', () => {
     assert.deepEqual([next.code, next.context], ['ok', 'preloaded']);
   });
 
+  test('top-level names that shadow the window\'s own (const top) draw, strict as bare; lines stay the snippet\'s', async () => {
+    // anyplot's ternary-basic echarts file declares `const top`: a SyntaxError in a script's
+    // global scope (window.top), fine inside the reference page's try block.
+    const text = [drawing('echarts', 'landscape'), 'const top = 1, parent = 2;', 'let name = "x";', 'class Image {}'];
+    for (const opts of [{ bare: true }, {}]) {
+      const r = await spaced(fb, 'echarts', text, opts);
+      assert.equal(r.code, 'ok', `${JSON.stringify(opts)}: ${JSON.stringify(r)}`);
+    }
+    await run(fb, 'echarts');
+    const pre = await spaced(fb, 'echarts', text);
+    assert.deepEqual([pre.code, pre.context], ['ok', 'preloaded']);
+    const bad = await spaced(fb, 'echarts', ['const top = 1;', '// 2', 'top.nothing.here;']);
+    assert.deepEqual([bad.code, bad.error_class, bad.error_line], ['snippet_error', 'TypeError', 3]);
+  });
+
   test('no page file of a spare or a job is left behind', async () => {
     await run(fb, 'highcharts');
     await spaced(fb, 'd3', drawing('d3', 'landscape'));   // the preloaded spare discarded

@@ -16,7 +16,7 @@ import { isFlat, pngSize } from './png.mjs';
 import { newNonce } from './page.mjs';
 import { writeOutput } from './output.mjs';
 import { ORIENTATIONS, DEVICE_SCALE, orientationOf, tokensFor, readSnippet, namesReadyFlag } from './snippet.mjs';
-import { strictPageHtml, barePageHtml, jobScript, BARE_BUNDLE_URL, BARE_SNIPPET_URL } from './snippet_page.mjs';
+import { strictPageHtml, barePageHtml, jobScript, blockScoped, BARE_BUNDLE_URL, BARE_SNIPPET_URL } from './snippet_page.mjs';
 
 export const SIGNAL_WAIT_MS = 2500;   // the reference's wait for window.__anyplotReady
 
@@ -91,18 +91,20 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
       // route holds (snippet_context.mjs).
       const write = (f, text) => { fs.writeFileSync(f, text, { mode: 0o644, flag: 'wx' }); files.push(f); };
       write(preloaded.jobFile, jobScript({ tokens, css }));
-      write(preloaded.snippetFile, bundled ? bundled.code : source);
+      write(preloaded.snippetFile, bundled ? bundled.code : blockScoped(source));
       pageUrl = preloaded.pageUrl;
       scripts = [preloaded.bundleUrl, preloaded.snippetUrl];
     } else if (!job.bare) {
-      const own = writePageFile('.js', bundled ? bundled.code : source);
+      const own = writePageFile('.js', bundled ? bundled.code : blockScoped(source));
       scripts = bundled && !bundled.vendor ? [own] : [pathToFileURL(bundled ? vendorFile : lib.bundle).href, own];
       pageUrl = writePageFile('.html', strictPageHtml({ nonce: newNonce(), tokens, css, scripts }));
     }
     if (!job.bare) {
       // The snippet's own script is the last: its line, or for MUI X the source map's.
       const own = scripts[scripts.length - 1];
-      lineOf = bundled ? (url, l, c) => (url === own ? bundled.lineOf(l, c) : null) : (url, l) => (url === own ? l + 1 : null);
+      const lines = source.split('\n').length;
+      lineOf = bundled ? (url, l, c) => (url === own ? bundled.lineOf(l, c) : null)
+        : (url, l) => (url === own && l >= 1 && l <= lines ? l : null);   // blockScoped's first line is its own
     } else {
       const bare = barePageHtml({ tokens, css, bundleSource: bundled ? bundled.code : fb.bundleSource(job.library), snippetSource: bundled ? '' : source });
       html = bare.html;

@@ -106,6 +106,14 @@ ${globals(tokens, css)}
 `;
 }
 
+// The snippet's own file on a strict page: its text in a block, as the reference's page has it
+// (inside its try), so its top-level let, const and class are the block's and may shadow the
+// window's own names (`const top = ...` is a SyntaxError in a script's global scope: window.top).
+// The snippet's line n is the file's line n + 1.
+export function blockScoped(source) {
+  return `{\n${source}\n}\n`;
+}
+
 const inline = (src) => src.replace(/<\/script/gi, '<\\/script');
 export const BARE_BUNDLE_URL = 'plotq-bundle.js';
 export const BARE_SNIPPET_URL = 'plotq-snippet.js';
