@@ -3,7 +3,7 @@
 // snippet runs.
 //   strict (default): a static file with a Content-Security-Policy that admits scripts only by a
 //     nonce fresh for this page; the library bundle and the snippet are files of their own loaded
-//     by nonce'd <script src> (the snippet's own file, so a stack line is the snippet's line), the
+//     by nonce'd <script src> (the snippet's own file, its text in a block: blockScoped), the
 //     globals by a nonce'd inline script that also counts policy violations.
 //   bare: the reference harness's page exactly (no policy, everything inline, the snippet in
 //     try/catch), the control for sweeps. `snippetLine` maps a page line back to the snippet.
