@@ -73,11 +73,14 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
   const key = bundled && !bundled.vendor ? 'muix-whole' : job.library;   // the spare's library key
   if (st.cancelled) throw new FigureError('timeout', 'cancelled');
 
-  const files = [];
-  const writePageFile = (ext, text) => {
-    const f = path.join(fb.pagesDir, `${crypto.randomUUID()}${ext}`);
+  const files = [];   // the job's files in the pages dir, removed at its end
+  const writeJobFile = (f, text) => {
     fs.writeFileSync(f, text, { mode: 0o644, flag: 'wx' });
     files.push(f);
+  };
+  const writePageFile = (ext, text) => {
+    const f = path.join(fb.pagesDir, `${crypto.randomUUID()}${ext}`);
+    writeJobFile(f, text);
     return pathToFileURL(f).href;
   };
   try {
@@ -89,9 +92,8 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     if (preloaded) {
       // The page has its library already; the job's script and the snippet are the files its
       // route holds (snippet_context.mjs).
-      const write = (f, text) => { fs.writeFileSync(f, text, { mode: 0o644, flag: 'wx' }); files.push(f); };
-      write(preloaded.jobFile, jobScript({ tokens, css }));
-      write(preloaded.snippetFile, bundled ? bundled.code : blockScoped(source));
+      writeJobFile(preloaded.jobFile, jobScript({ tokens, css }));
+      writeJobFile(preloaded.snippetFile, bundled ? bundled.code : blockScoped(source));
       pageUrl = preloaded.pageUrl;
       scripts = [preloaded.bundleUrl, preloaded.snippetUrl];
     } else if (!job.bare) {

@@ -34,16 +34,28 @@ function globals(tokens, css) {
   window.ANYPLOT_SIZE = { width: ${css.width}, height: ${css.height} };`;
 }
 
-// scripts: file:// URLs in load order (the library bundle, then the snippet; for muix the one
-// esbuild bundle). The violation count lives in a closure behind a non-configurable getter, and
-// its listener is the first on window (capturing), so the snippet can neither reset nor hide it.
-export function strictPageHtml({ nonce, tokens, css, scripts }) {
-  const n = attr(nonce);
-  return `<!doctype html>
+// The head both strict pages open with: the policy first, no referrer.
+const strictHead = (nonce) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${attr(contentSecurityPolicy(nonce))}">
 <meta name="referrer" content="no-referrer">
-<title>plotq snippet</title>
+<title>plotq snippet</title>`;
+
+// The violation count lives in a closure behind a non-configurable getter, and its listener is
+// the first on window (capturing), so the snippet can neither reset nor hide it.
+const VIOLATION_COUNTER = `(function () {
+    var violations = 0;
+    window.addEventListener('securitypolicyviolation', function () { violations++; }, true);
+    Object.defineProperty(window, '__plotqCsp', { get: function () { return violations; } });
+  })();`;
+
+const scriptTags = (n, urls) => urls.map((u) => `<script nonce="${n}" src="${attr(u)}"></script>`).join('\n');
+
+// scripts: file:// URLs in load order (the library bundle, then the snippet; for muix the one
+// esbuild bundle, or the vendor script and the snippet's bundle).
+export function strictPageHtml({ nonce, tokens, css, scripts }) {
+  const n = attr(nonce);
+  return `${strictHead(nonce)}
 <style>
   ${pageCss(tokens, css)}
 </style>
@@ -52,13 +64,9 @@ export function strictPageHtml({ nonce, tokens, css, scripts }) {
 <div id="container"></div>
 <script nonce="${n}">
   ${globals(tokens, css)}
-  (function () {
-    var violations = 0;
-    window.addEventListener('securitypolicyviolation', function () { violations++; }, true);
-    Object.defineProperty(window, '__plotqCsp', { get: function () { return violations; } });
-  })();
+  ${VIOLATION_COUNTER}
 </script>
-${scripts.map((u) => `<script nonce="${n}" src="${attr(u)}"></script>`).join('\n')}
+${scriptTags(n, scripts)}
 </body>
 </html>
 `;
@@ -73,22 +81,14 @@ ${scripts.map((u) => `<script nonce="${n}" src="${attr(u)}"></script>`).join('\n
 // since it does not depend on the job.
 export function preloadPageHtml({ nonce, bundleUrl, jobUrl, snippetUrl }) {
   const n = attr(nonce);
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${attr(contentSecurityPolicy(nonce))}">
-<meta name="referrer" content="no-referrer">
-<title>plotq snippet</title>
+  return `${strictHead(nonce)}
 </head>
 <body>
 <div id="container"></div>
 <script nonce="${n}">
-  (function () {
-    var violations = 0;
-    window.addEventListener('securitypolicyviolation', function () { violations++; }, true);
-    Object.defineProperty(window, '__plotqCsp', { get: function () { return violations; } });
-  })();
+  ${VIOLATION_COUNTER}
 </script>
-${[bundleUrl, jobUrl, snippetUrl].map((u) => `<script nonce="${n}" src="${attr(u)}"></script>`).join('\n')}
+${scriptTags(n, [bundleUrl, jobUrl, snippetUrl])}
 </body>
 </html>
 `;
