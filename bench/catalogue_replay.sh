@@ -20,7 +20,11 @@
 #   -l     only these libraries (file stems: matplotlib,seaborn,plotnine,altair,pygal,letsplot,plotly,bokeh)
 #   -m     which modes to run (default bare,sandbox; the comparison needs both)
 #   -L     the catalogue's language (default python; javascript: chartjs, d3, echarts, highcharts, muix)
-#   -R     run nothing: print the tables again for the newest sweep of each mode in WORK_DIR (-w)
+#   -P     paired: library by library, bare then sandboxed, cheapest library first (a sweep of each
+#          mode per library, labelled MODE-STAMP-LIBRARY). A sitting cut short then still holds
+#          whole pairs: each library's outcomes and its wall-time ratio were taken under the same
+#          conditions. The tables add up every library of the sitting.
+#   -R     run nothing: print the tables again for the newest sitting of each mode in WORK_DIR (-w)
 #
 # PLOTQ_PYTHON defaults to this checkout's runtime/venv/bin/python for both modes (bare runs that
 # interpreter; the sandbox runs it too). A sweep stopped by a host failure (exit 1) is resumed once.
@@ -40,7 +44,8 @@ libraries=""
 modes=bare,sandbox
 language=python
 report_only=0
-while getopts n:j:b:g:w:t:l:m:L:R opt; do
+paired=0
+while getopts n:j:b:g:w:t:l:m:L:RP opt; do
   case $opt in
     n) per_library=$OPTARG ;;
     j) jobs=$OPTARG ;;
@@ -52,7 +57,8 @@ while getopts n:j:b:g:w:t:l:m:L:R opt; do
     m) modes=$OPTARG ;;
     L) language=$OPTARG ;;
     R) report_only=1 ;;
-    *) sed -n '2,29p' "$0" >&2; exit 2 ;;
+    P) paired=1 ;;
+    *) sed -n '2,33p' "$0" >&2; exit 2 ;;
   esac
 done
 plotq="$build/plotq"
@@ -70,8 +76,11 @@ commit=$(git --git-dir="$gitdir" rev-parse --short HEAD)
 
 labels=""
 if [ "$report_only" -eq 1 ]; then
+  # The newest sitting of each mode: its label, or with -P every MODE-STAMP-LIBRARY label of it.
   for mode in $(echo "$modes" | tr ',' ' '); do
-    labels="$labels $(sqlite3 "$db" "SELECT label FROM sweeps WHERE label GLOB '$mode-*' ORDER BY created_at DESC, id DESC LIMIT 1")"
+    newest=$(sqlite3 "$db" "SELECT label FROM sweeps WHERE label GLOB '$mode-*' ORDER BY created_at DESC, id DESC LIMIT 1")
+    stamp=$(echo "$newest" | cut -d- -f2-3)
+    labels="$labels $mode:$(sqlite3 "$db" "SELECT group_concat(label) FROM sweeps WHERE label GLOB '$mode-$stamp*'")"
   done
 else
 # The catalogue's plots/ tree, and the subset to sweep (copies: the sweep does not follow links).
@@ -106,32 +115,56 @@ stamp=$(date -u +%Y%m%d-%H%M%S)
 echo "anyplot $commit, $work/root, $language, light theme, --jobs $jobs, timeout $timeout s, PLOTQ_PYTHON=$PLOTQ_PYTHON"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 
-sweep() {  # mode label
+sweep() {  # mode label [library]
   t0=$(date +%s)
   rc=0
   "$plotq" --db "$db" sweep run "$work/root" --language "$language" --mode "$1" --themes light --jobs "$jobs" \
-    --timeout "$timeout" --label "$2" >"$work/$2.log" 2>&1 || rc=$?
+    --timeout "$timeout" --label "$2" ${3:+--library "$3"} >"$work/$2.log" 2>&1 || rc=$?
   if [ "$rc" -eq 1 ]; then
     echo "  $2 stopped by a host failure (see $work/$2.log); resuming once" >&2
     rc=0
     "$plotq" --db "$db" sweep run "$work/root" --resume "$2" --jobs "$jobs" >>"$work/$2.log" 2>&1 || rc=$?
   fi
   t1=$(date +%s)
-  echo "  $1: label $2, exit $rc, $((t1 - t0)) s"
+  echo "  $1: label $2, exit $rc, $((t1 - t0)) s, load after $(cut -d' ' -f1 /proc/loadavg)"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$2" "$1" "${3:-all}" "$((t1 - t0))" "$rc" >>"$work/times.tsv"
   [ "$rc" -eq 0 ] || tail -n 20 "$work/$2.log" >&2
 }
 
-for mode in $(echo "$modes" | tr ',' ' '); do
-  sweep "$mode" "$mode-$stamp"
-  labels="$labels $mode-$stamp"
-done
+if [ "$paired" -eq 1 ]; then
+  # Cheapest first (bare wall per file on a quiet machine, bench/README.md): a sitting cut short
+  # loses the dearest pairs, not several cheap ones.
+  case $language in
+    python) order="plotly pygal matplotlib plotnine seaborn altair bokeh letsplot" ;;
+    *) order="chartjs d3 highcharts echarts muix" ;;
+  esac
+  for lib in $order; do
+    [ -n "$(find "$work/root" -name "$lib.*" -print -quit)" ] || continue
+    for mode in $(echo "$modes" | tr ',' ' '); do
+      sweep "$mode" "$mode-$stamp-$lib" "$lib"
+    done
+  done
+  for mode in $(echo "$modes" | tr ',' ' '); do
+    labels="$labels $mode:$(sqlite3 "$db" "SELECT group_concat(label) FROM sweeps WHERE label GLOB '$mode-$stamp-*'")"
+  done
+  awk -F'\t' -v s="$stamp" 'index($1, s) { t[$2] += $4; n[$2]++ }
+    END { for (m in t) printf "  %s: %d sweeps, %d s in all\n", m, n[m], t[m];
+          if (t["bare"] > 0 && t["sandbox"] > 0) printf "  sandbox / bare wall: %.2f\n", t["sandbox"] / t["bare"] }' "$work/times.tsv"
+else
+  for mode in $(echo "$modes" | tr ',' ' '); do
+    sweep "$mode" "$mode-$stamp"
+    labels="$labels $mode:$mode-$stamp"
+  done
+fi
 fi
 
 # Counts and differences straight from the store (sweep_results; canvas is migration 0005's column).
 /usr/bin/python3 - "$db" $labels <<'EOF'
 import sqlite3, sys
 db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
-labels = sys.argv[2:]
+# Each argument is MODE:LABEL[,LABEL...]: one sitting of a mode (with -P, one sweep per library).
+groups = {a.split(":", 1)[0]: a.split(":", 1)[1].split(",") for a in sys.argv[2:]}
+labels = list(groups)
 cols = {r[1] for r in db.execute("PRAGMA table_info(sweep_results)")}
 canvas = "r.canvas" if "canvas" in cols else "NULL"
 
@@ -141,11 +174,12 @@ def rows(label):
         "FROM sweep_results r JOIN sweeps s ON s.id = r.sweep_id WHERE s.label = ? AND r.theme = 'light'"
         % canvas, (label,)).fetchall()
 
-data = {label: {r[0]: r for r in rows(label)} for label in labels}
+data = {mode: {r[0]: r for label in groups[mode] for r in rows(label)} for mode in labels}
 for label in labels:
-    state, done, total = db.execute(
-        "SELECT state, files_done, files_total FROM v_sweeps WHERE label = ?", (label,)).fetchone()
-    print("\n== %s: %s, %d of %d files" % (label, state, done, total))
+    states = [db.execute("SELECT state, files_done, files_total FROM v_sweeps WHERE label = ?", (l,)).fetchone()
+              for l in groups[label]]
+    print("\n== %s (%s): %s, %d of %d files" % (label, ", ".join(groups[label]),
+          "/".join(sorted({s[0] for s in states})), sum(s[1] for s in states), sum(s[2] for s in states)))
     table = {}
     for path, lib, outcome, cls, cv, w, h, detail in data[label].values():
         # A render is split by its canvas (exact | off) where the store records it (migration 0005).
@@ -182,6 +216,6 @@ if len(labels) == 2:
         s = r[3] if r[2] == "fail" else "render %sx%s %s" % (r[5], r[6], r[4] or "")
         return s + (" [%s]" % r[7] if r[7] and r[2] == "fail" else "")
     for path, ra, rb in diff:
-        print("  %s\n      %s: %s\n      %s: %s" % (path, a.split("-")[0], show(ra), b.split("-")[0], show(rb)))
+        print("  %s\n      %s: %s\n      %s: %s" % (path, a, show(ra), b, show(rb)))
 EOF
 printf "\nwork dir (tree, database, logs): %s\n" "$work"
