@@ -24,7 +24,8 @@
 #          mode per library, labelled MODE-STAMP-LIBRARY). A sitting cut short then still holds
 #          whole pairs: each library's outcomes and its wall-time ratio were taken under the same
 #          conditions. The tables add up every library of the sitting.
-#   -R     run nothing: print the tables again for the newest sitting of each mode in WORK_DIR (-w)
+#   -R     run nothing: print the tables again from WORK_DIR (-w): per mode, the newest sweep of
+#          each library (-P sittings) or else the newest sweep of the catalogue
 #
 # PLOTQ_PYTHON defaults to this checkout's runtime/venv/bin/python for both modes (bare runs that
 # interpreter; the sandbox runs it too). A sweep stopped by a host failure (exit 1) is resumed once.
@@ -76,11 +77,15 @@ commit=$(git --git-dir="$gitdir" rev-parse --short HEAD)
 
 labels=""
 if [ "$report_only" -eq 1 ]; then
-  # The newest sitting of each mode: its label, or with -P every MODE-STAMP-LIBRARY label of it.
+  # Per mode: with -P sittings, the newest sweep of each library (a library swept again, e.g.
+  # after a fix, replaces its older pair); else the newest sweep of the whole catalogue.
   for mode in $(echo "$modes" | tr ',' ' '); do
-    newest=$(sqlite3 "$db" "SELECT label FROM sweeps WHERE label GLOB '$mode-*' ORDER BY created_at DESC, id DESC LIMIT 1")
-    stamp=$(echo "$newest" | cut -d- -f2-3)
-    labels="$labels $mode:$(sqlite3 "$db" "SELECT group_concat(label) FROM sweeps WHERE label GLOB '$mode-$stamp*'")"
+    paired_labels=$(sqlite3 "$db" "SELECT group_concat(label) FROM sweeps s WHERE label GLOB '$mode-*-*-*'
+      AND libraries IS NOT NULL AND id = (SELECT max(id) FROM sweeps t WHERE t.libraries = s.libraries
+      AND t.label GLOB '$mode-*-*-*')")
+    [ -n "$paired_labels" ] ||
+      paired_labels=$(sqlite3 "$db" "SELECT label FROM sweeps WHERE label GLOB '$mode-*' ORDER BY created_at DESC, id DESC LIMIT 1")
+    labels="$labels $mode:$paired_labels"
   done
 else
 # The catalogue's plots/ tree, and the subset to sweep (copies: the sweep does not follow links).

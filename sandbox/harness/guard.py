@@ -54,9 +54,14 @@ class GuardPolicy(NamedTuple):
     unaudited: tuple                   # ((module, attribute, rule), ...) replaced by stubs
     # Plot mode: events the policy decides itself (open, import, listings, marshal.loads). The
     # decider is a factory called by arm() before arming with the GuardTools below; it returns
-    # decide(event, args) -> True (allow), a rule (refuse) or None (the tables above decide).
+    # decide(event, args) -> True (allow), a rule (refuse), None (the tables above decide) or a
+    # FileNotFoundError: nothing is there to act on, and the call fails as it would unguarded
+    # (raised, no refusal recorded; the decider builds it, so the plot chose no part of it).
     decided_events: frozenset = frozenset()
     decider: object = None
+    # ((module, qualname), ...) allowed to call sys._getframe when the frame it answers runs the
+    # plot's own code (its file is the snippet's): what they read of it, the plot already has.
+    own_frame_callers: tuple = ()
 
 
 class GuardTools(NamedTuple):
@@ -333,6 +338,7 @@ def arm(policy, code_filename):
     _len = len
     _str = str
     _int = int
+    _tuple = tuple
     _function = types.FunctionType
     _tb_type = types.TracebackType
     _startswith = str.startswith
@@ -349,6 +355,7 @@ def arm(policy, code_filename):
     _gc_disable = gc.disable
     _gc_enable = gc.enable
     _refusal_class = GuardRefusal
+    _not_found = FileNotFoundError
     _snippet = _str(code_filename)
     allowed = frozenset(policy.allowed_events)
     refused = dict(policy.refused_events)
@@ -356,6 +363,8 @@ def arm(policy, code_filename):
     default_rule = policy.default_rule
     getattr_allowed = frozenset(policy.getattr_allowed)
     caller_codes = _resolve_callers(policy.frame_callers)
+    own_frame_codes = _resolve_callers(policy.own_frame_callers)
+    _frame_type = types.FrameType
     decided = frozenset(policy.decided_events)
     state = [None, None]       # first refusal: rule, snippet line
     permit = [False]           # open only while the harness's own C-level getter calls run
@@ -403,6 +412,21 @@ def arm(policy, code_filename):
         finally:
             close_window(was)
 
+    def own_frame_allowed(args):
+        # sys._getframe's event carries the frame it answers (3.11)
+        if _type(args) is not _tuple or _len(args) != 1 or _type(args[0]) is not _frame_type:
+            return False
+        was = open_window()
+        try:
+            code = _f_code(_getframe(2))
+            for allowed_code in own_frame_codes:
+                if code is allowed_code:
+                    name = _co_filename(_f_code(args[0]))
+                    return _type(name) is _str and name == _snippet
+            return False
+        finally:
+            close_window(was)
+
     def hook(event, args):
         if permit[0] or event in allowed:
             return
@@ -411,6 +435,8 @@ def arm(policy, code_filename):
             verdict = decide(event, args)
             if verdict is True:
                 return
+            if _type(verdict) is _not_found:
+                raise verdict
             rule = verdict
         if rule is None:
             rule = refused.get(event)
@@ -427,7 +453,7 @@ def arm(policy, code_filename):
                     return
                 rule = "code"
             elif event == "sys._getframe":
-                if caller_allowed():
+                if caller_allowed() or own_frame_allowed(args):
                     return
                 rule = "frame"
             else:

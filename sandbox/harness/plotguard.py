@@ -54,6 +54,7 @@ import _io
 import marshal
 
 import guard
+import localcalls
 from plotenv import data_read_roots, install_prefixes, settle_libraries  # noqa: F401 (plotmode)
 
 # Flags that make an open a write (O_TMPFILE without its O_DIRECTORY part).
@@ -82,10 +83,13 @@ PROTECTED_NAMES = ("result.json",)
 # Environment variables a plot may not set (os.putenv/unsetenv, rule `environment`): the
 # launcher's thread limits and what the loader and the interpreter read. Others pass: the job
 # starts no process that would inherit them (scikit-learn sets KMP_DUPLICATE_LIB_OK at import).
+# PATH: a missing program is answered missing by the PATH the job was armed with (localcalls.py).
 PROTECTED_ENV_PREFIXES = ("LD_", "PYTHON")
 PROTECTED_ENV_PARTS = ("THREAD",)
+PROTECTED_ENV_NAMES = ("PATH",)
 DECIDED_EVENTS = (frozenset({"open", "import", "os.listdir", "os.scandir", "marshal.loads",
-                             "object.__setattr__", "os.putenv", "os.unsetenv"})
+                             "object.__setattr__", "os.putenv", "os.unsetenv",
+                             "urllib.Request", "subprocess.Popen"})
                   | frozenset(WORK_DIR_EVENTS) | WRAPPER_EVENTS)
 # pathlib's classes whose instances are judged by their cached string (_str), checked intact.
 PATH_CLASSES = (pathlib.PurePath, pathlib.PurePosixPath, pathlib.Path, pathlib.PosixPath)
@@ -107,6 +111,11 @@ PLOT_FRAME_CALLERS = (
     # __file__ and __name__ (plotlibs.ALWAYS loads it before arming)
     ("statsmodels.tools._test_runner", "PytestTester.__init__"),
 )
+
+# Callers allowed to call sys._getframe when the frame answered runs the plot's own code. pandas
+# resolves names in DataFrame.query/eval from the caller's frame (Scope copies its f_globals and
+# f_locals; the `level` argument picks how far up). Data mode's validator refuses query and eval.
+PLOT_OWN_FRAME_CALLERS = (("pandas.core.computation.scope", "Scope.__init__"),)
 
 # Data mode's stub table without _imp.exec_dynamic/exec_builtin: a lazy import of an installed
 # extension needs them, and they only run the exec slots of a module object that was created but
@@ -186,6 +195,7 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
     work_events = _dict(WORK_DIR_EVENTS)
     env_prefixes = _tuple(PROTECTED_ENV_PREFIXES)
     env_parts = _tuple(PROTECTED_ENV_PARTS)
+    env_names = _tuple(PROTECTED_ENV_NAMES)
     _upper = str.upper
     _find = str.find
     wrapper_events = WRAPPER_EVENTS
@@ -209,6 +219,8 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
     _function = types.FunctionType
     own_keys = ("name", "path")
     missing = object()
+    make_calls = localcalls.make_call_decisions
+    exec_dirs = _tuple(os.get_exec_path())
 
     def factory(tools):
         open_window = tools.open_window
@@ -414,12 +426,18 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
             for index in paths:
                 full = resolved(args, index, fds[position] if position < _len(fds) else None)
                 position += 1
-                if event == "os.chdir" or event == "os.listxattr" or event == "os.getxattr":
+                # the work dir itself: chdir, xattr reads, and mkdir (it exists: EEXIST), which
+                # pathlib's Path(__file__).parent.mkdir(exist_ok=True) calls
+                if (event == "os.chdir" or event == "os.listxattr" or event == "os.getxattr"
+                        or event == "os.mkdir"):
                     if full != work and not in_work_dir(full):
                         return "filesystem"
                 elif not in_work_dir(full):
                     return "filesystem"
             return True
+
+        # urllib.Request and subprocess.Popen: localcalls.py
+        popen, request = make_calls(exact_path, absolute, missing, exec_dirs)
 
         def decide(event, args):
             if _type(args) is not _tuple:
@@ -451,6 +469,9 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
                 for prefix in env_prefixes:
                     if _startswith(name, prefix):
                         return "environment"
+                for exact in env_names:
+                    if name == exact:
+                        return "environment"
                 for part in env_parts:
                     if _find(name, part) >= 0:
                         return "environment"
@@ -479,6 +500,10 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
                         and args[1] == "__defaults__" and raiser_code() is namedtuple_code):
                     return True
                 return None
+            if event == "urllib.Request":
+                return request(args)
+            if event == "subprocess.Popen":
+                return popen(args)
             if event == "marshal.loads":            # rule B
                 if trusted_marshal():
                     return True
@@ -515,6 +540,7 @@ def make_plot_policy(output_name, data_name="data.csv", work_dir=None):
         default_rule=guard.DATA_POLICY.default_rule,
         getattr_allowed=guard.DATA_POLICY.getattr_allowed,
         frame_callers=PLOT_FRAME_CALLERS,
+        own_frame_callers=PLOT_OWN_FRAME_CALLERS,
         unaudited=PLOT_UNAUDITED,
         decided_events=DECIDED_EVENTS,
         decider=decider,

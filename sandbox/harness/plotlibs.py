@@ -23,7 +23,11 @@ no spelling of the import reaches vl-convert unpatched.
     imports it; its module body declares ctypes structures with c_void_p fields).
   - pygal (render_to_png through cairosvg): cairocffi finds libcairo at import with
     ctypes.util.find_library, which runs /sbin/ldconfig (rule `process`; the kernel's exec filter
-    refuses it too, and cairocffi then loads libcairo.so.2 by its soname).
+    refuses it too, and cairocffi then loads libcairo.so.2 by its soname). cairosvg reads
+    svg2png(url=...) and every embedded image through urllib (plotguard decides those URLs,
+    localcalls.py); a file: URL goes through urllib's open_local_file, which imports mimetypes
+    and email.utils on first use and reads the system's MIME table (/etc/mime.types, rule
+    `open`): both imported and the table read before arming.
   - plotnine (plot.save): ggplot() captures its caller's namespaces for aes expressions by walking
     frames up from inspect.currentframe(), which the guard answers None ("call-stack is not that
     deep!"). Environment.capture answers the plot's own module namespace instead: exactly what the
@@ -47,7 +51,8 @@ ALWAYS = ("typing_extensions", "importlib_metadata", "statsmodels.tools._test_ru
           "joblib", "threadpoolctl")
 # library -> (pattern of its names in the plot's text, modules imported before arming)
 LIBRARIES = {
-    "pygal": (r"\b(pygal|cairosvg|cairocffi)\b", ("cairocffi",)),
+    "pygal": (r"\b(pygal|cairosvg|cairocffi)\b",
+              ("cairocffi", "cairosvg", "email.utils", "mimetypes")),
     "plotnine": (r"\bplotnine\b", ("plotnine.mapping._env",)),
     "altair": (None, ("vl_convert",)),       # every plot: see the module docstring
     "lets_plot": (r"\blets_plot\b", ()),
@@ -122,7 +127,13 @@ def _patch_vl_convert():
         vlc.register_font_directory = register_font_directory
 
 
-PATCHES = {"plotnine": _patch_plotnine, "altair": _patch_vl_convert}
+def _load_mime_types():
+    mimetypes = _import("mimetypes")
+    if mimetypes is not None:
+        mimetypes.init()
+
+
+PATCHES = {"plotnine": _patch_plotnine, "altair": _patch_vl_convert, "pygal": _load_mime_types}
 
 
 def prepare_library(library):

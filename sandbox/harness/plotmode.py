@@ -165,7 +165,10 @@ def run_plot(mode, plot_path, prepare=None, environ=None):
     # (the harness's own directory is not importable by name).
     main_module = types.ModuleType("__main__")
     namespace = main_module.__dict__
-    namespace.update({"__file__": filename, "__builtins__": builtins, "__cached__": None})
+    # __file__ absolute, as when a script is run by its path: catalogue files cut their folder
+    # out of it with __file__[:__file__.rfind("/")]
+    namespace.update({"__file__": os.path.abspath(filename), "__builtins__": builtins,
+                      "__cached__": None})
     sys.modules["__main__"] = main_module
     sys.argv = [filename]
     prefixes = install_prefixes()

@@ -21,6 +21,7 @@ import datamode  # noqa: E402
 import errors  # noqa: E402
 import exits  # noqa: E402
 import guard  # noqa: E402
+import localcalls  # noqa: E402
 import plotguard  # noqa: E402
 import plotmode  # noqa: E402
 import records  # noqa: E402
@@ -65,7 +66,7 @@ class ClosureDiscipline(unittest.TestCase):
     def test_post_arm_closures_bind_everything(self):
         for factory in (guard.arm, guard._make_stub, table.make_converter, records.make_writer,
                         errors.make_classifier, datamode.make_data_run, plotguard.make_decider,
-                        plotmode.make_plot_run):
+                        localcalls.make_call_decisions, plotmode.make_plot_run):
             with self.subTest(factory=factory.__name__):
                 self.assertEqual(nested_lookups(factory), [])
 
