@@ -214,6 +214,16 @@ class Listener:
         with self.lock:
             return self.count
 
+    def controls(self, sources, names):
+        """Each named source under plain Python, one at a time: {name: (exit code, stdout, work
+        dir, connections it made to this listener)}."""
+        out = {}
+        for name in names:
+            before = self.connections()
+            code, stdout, work = run_plain(sources[name])
+            out[name] = (code, stdout, work, self.connections() - before)
+        return out
+
     def close(self):
         self.server.close()
 
@@ -242,11 +252,7 @@ class Libraries(unittest.TestCase):
         cls.cold = {k[5:]: v for k, v in done.items() if k.startswith("cold ")}
         # Controls under plain Python (no guard), after the guarded runs: they must do what the
         # guard refused.
-        cls.controls = {}
-        for name in ("vl_network", "vl_font_dir"):
-            before = cls.net.connections()
-            code, stdout, work = run_plain(cls.sources[name])
-            cls.controls[name] = (code, stdout, work, cls.net.connections() - before)
+        cls.controls = cls.net.controls(cls.sources, ("vl_network", "vl_font_dir"))
 
     @classmethod
     def tearDownClass(cls):

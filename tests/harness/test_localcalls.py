@@ -20,7 +20,7 @@ import textwrap
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness_util import cleanup, run_forked, run_harness, run_many, run_plain  # noqa: E402
+from harness_util import cleanup, run_forked, run_harness, run_many  # noqa: E402
 from test_libraries import Listener, attempt_line, has_content, png_size  # noqa: E402
 
 PLOT_KW = {"argv": ["--plot", "plot.py"], "snippet_name": "plot.py", "env": {"ANYPLOT_THEME": "light"}}
@@ -124,11 +124,7 @@ class LocalCalls(unittest.TestCase):
         cls.warm = done["warm"]
         cls.cold = {k[5:]: v for k, v in done.items() if k.startswith("cold ")}
         # Controls, after the guarded runs: plain Python does what the guard refused.
-        cls.controls = {}
-        for name in ("read_outside", "http", "type_swap", "exec_present"):
-            before = cls.net.connections()
-            code, stdout, work = run_plain(cls.sources[name])
-            cls.controls[name] = (code, stdout, work, cls.net.connections() - before)
+        cls.controls = cls.net.controls(cls.sources, ("read_outside", "http", "type_swap", "exec_present"))
 
     @classmethod
     def tearDownClass(cls):
