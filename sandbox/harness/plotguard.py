@@ -452,8 +452,8 @@ def make_decider(work_dir, install, read_prefixes, read_files, machinery):
                 if flags & write_flags:
                     # the work dir itself: O_TMPFILE, or the name tempfile's opener is called for
                     return True if in_work_dir(full) or full == work else "open"
-                if raiser_code() in reader_codes:    # rule A
-                    return True if under(full, install_prefixes) else "import"
+                if raiser_code() in reader_codes:    # rule A (nothing there: it fails by itself)
+                    return True if under(full, install_prefixes) or missing(full) else "import"
                 if under(full, install_prefixes) or under(full, other_prefixes):
                     return True
                 if full in exact_files or in_work_dir(full) or missing(full):

@@ -6,6 +6,8 @@ Allowed, each the real call in a warm plot child and cold:
     names the work dir (it named "plot.p" when __file__ was "plot.py");
   - `Path(__file__).parent.mkdir(parents=True, exist_ok=True)`: os.mkdir of the work dir itself,
     which exists (EEXIST, which pathlib's exist_ok swallows);
+  - an explicit SourceFileLoader on a file that is not there raises FileNotFoundError, as
+    unguarded (a file the plot wrote stays refused: rule A, `import`);
   - pandas' `DataFrame.query("... @name")` and `pd.eval`: pandas reads the caller's frame for
     `@name`, allowed when that frame is the plot's own (data mode's validator refuses query
     and eval before any frame is read).
@@ -51,6 +53,23 @@ def visible(frame):
 print("ROWS", len(df.query("day >= @visible_start")), len(visible(df)), int(pd.eval("visible_start + 1")))
 fig.savefig("plot-light.png", dpi=200)
 '''
+# The catalogue's explicit loader on its CI's site-packages, which is not there.
+LOADER_MISSING = '''\
+import os, sys
+from importlib.machinery import SourceFileLoader
+init = os.path.join(os.path.dirname(sys.executable), "..", "lib", "python3.13", "site-packages", "altair", "__init__.py")
+try:
+    SourceFileLoader("altair", init).load_module()
+except FileNotFoundError as exc:
+    print("MISSING", exc.errno)
+'''
+# ... and on a file the plot wrote: rule A
+LOADER_WRITTEN = '''\
+from importlib.machinery import SourceFileLoader
+with open("mine.py", "w") as f:
+    f.write("X = 1")
+SourceFileLoader("mine", "mine.py").load_module()  # ATTEMPT
+'''
 # pandas' level pointed one frame above the plot's module: the harness's run.
 FRAME_ABOVE = '''\
 import pandas as pd
@@ -69,7 +88,8 @@ class Idioms(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sources = {"file_rfind": FILE_RFIND, "parent_mkdir": PARENT_MKDIR, "query": QUERY,
-                       "frame_above": FRAME_ABOVE}
+                       "frame_above": FRAME_ABOVE, "loader_missing": LOADER_MISSING,
+                       "loader_written": LOADER_WRITTEN}
         done = run_many({
             "warm": lambda: run_forked({k: (v, PLOT_KW) for k, v in cls.sources.items()}, mode="plot"),
             **{"cold " + k: (lambda s=v: run_harness(s, **PLOT_KW)) for k, v in cls.sources.items()},
@@ -100,6 +120,14 @@ class Idioms(unittest.TestCase):
     def test_query_reads_the_plots_own_frame(self):
         for run in self.renders("query"):
             self.assertIn("ROWS 6 6 5", run.stdout)
+
+    def test_a_loader_on_a_missing_file_fails_by_itself(self):
+        for run in (self.warm["loader_missing"], self.cold["loader_missing"]):
+            self.assertEqual(run.exit_code, 0, run.stderr[-2000:])     # the host then finds no PNG
+            self.assertIn("MISSING 2", run.stdout)
+        for run in (self.warm["loader_written"], self.cold["loader_written"]):
+            self.assertEqual(run.exit_code, 31, run.stderr[-2000:])
+            self.assertEqual(run.result["refusal"], {"rule": "import", "line": attempt_line(LOADER_WRITTEN)})
 
     def test_a_frame_above_the_plot_is_refused(self):
         for run in (self.warm["frame_above"], self.cold["frame_above"]):
