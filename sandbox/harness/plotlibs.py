@@ -32,6 +32,10 @@ no spelling of the import reaches vl-convert unpatched.
     frames up from inspect.currentframe(), which the guard answers None ("call-stack is not that
     deep!"). Environment.capture answers the plot's own module namespace instead: exactly what the
     catalogue's files see (each builds its plot at top level), and never a frame.
+  - patsy (statsmodels' formulas: plotnine's geom_smooth(formula=...), a plot's own smf.ols):
+    EvalEnvironment.capture(n) walks n frames up from inspect.currentframe() as plotnine's does,
+    and the model's predict() captures one even when its design needs none, so a formula smooth
+    failed with "call-stack is not that deep!". It answers the plot's module namespace too.
   - altair (chart.save("plot-<theme>.png") through vl-convert, no browser): vl-convert's
     JavaScript engine fetches a spec's data URLs in native code, which raises no audit event.
     Every vl_convert conversion runs with allowed_base_urls=[] (no external data), and the URL it
@@ -44,6 +48,7 @@ no spelling of the import reaches vl-convert unpatched.
     it; ggsave's default lets-plot-images/ subfolder is a directory in the work dir.
 """
 
+import numbers
 import re
 import sys
 
@@ -54,6 +59,7 @@ LIBRARIES = {
     "pygal": (r"\b(pygal|cairosvg|cairocffi)\b",
               ("cairocffi", "cairosvg", "email.utils", "mimetypes")),
     "plotnine": (r"\bplotnine\b", ("plotnine.mapping._env",)),
+    "patsy": (r"\b(plotnine|statsmodels|patsy)\b", ("patsy.eval",)),
     "altair": (None, ("vl_convert",)),       # every plot: see the module docstring
     "lets_plot": (r"\blets_plot\b", ()),
 }
@@ -74,23 +80,45 @@ def _import(name):
         return None
 
 
+def _plot_namespace(modules=sys.modules):
+    """The plot's module namespace: what a frame walk from the plot's top level finds, and what
+    the capture patches answer instead of a frame."""
+    namespace = getattr(modules.get("__main__"), "__dict__", None)
+    if not isinstance(namespace, dict):
+        raise ValueError("call-stack is not that deep!")
+    return namespace
+
+
 def _patch_plotnine():
     env = _import("plotnine.mapping._env")
     if env is None:
         return
     environment = env.Environment
-    modules = sys.modules
 
     def capture(cls, eval_env=0):
         if isinstance(eval_env, environment):
             return eval_env
-        main = modules.get("__main__")
-        namespace = getattr(main, "__dict__", None)
-        if not isinstance(namespace, dict):
-            raise ValueError("call-stack is not that deep!")
-        return cls([namespace])
+        return cls([_plot_namespace()])
 
     capture.__qualname__ = "Environment.capture"
+    environment.capture = classmethod(capture)
+
+
+def _patch_patsy():
+    patsy_eval = _import("patsy.eval")
+    if patsy_eval is None:
+        return
+    environment = patsy_eval.EvalEnvironment
+
+    def capture(cls, eval_env=0, reference=0):
+        if isinstance(eval_env, environment):
+            return eval_env
+        if not isinstance(eval_env, numbers.Integral):
+            raise TypeError("Parameter 'eval_env' must be either an integer "
+                            "or an instance of patsy.EvalEnvironment.")
+        return cls([_plot_namespace()])
+
+    capture.__qualname__ = "EvalEnvironment.capture"
     environment.capture = classmethod(capture)
 
 
@@ -133,7 +161,7 @@ def _load_mime_types():
         mimetypes.init()
 
 
-PATCHES = {"plotnine": _patch_plotnine, "altair": _patch_vl_convert, "pygal": _load_mime_types}
+PATCHES = {"plotnine": _patch_plotnine, "patsy": _patch_patsy, "altair": _patch_vl_convert, "pygal": _load_mime_types}
 
 
 def prepare_library(library):

@@ -10,10 +10,13 @@ Allowed, each the real call in a warm plot child and cold:
     unguarded (a file the plot wrote stays refused: rule A, `import`);
   - pandas' `DataFrame.query("... @name")` and `pd.eval`: pandas reads the caller's frame for
     `@name`, allowed when that frame is the plot's own (data mode's validator refuses query
-    and eval before any frame is read).
+    and eval before any frame is read);
+  - statsmodels' formulas through patsy: plotnine's geom_smooth(formula=...) with its band, and
+    a plot's own smf.ols("y ~ np.log(x) + SHIFT").predict(): patsy's capture answers the plot's
+    namespace (plotlibs.py), never a frame.
 Refused: the same pandas call pointed (its `level`) at the harness's frame above the plot: rule
 `frame`. The control runs the plot the way the harness does (exec from a function with a local)
-under plain Python and reads that local.
+under plain Python and reads that local; patsy's capture pointed there answers the plot's names.
 """
 
 import os
@@ -53,6 +56,26 @@ def visible(frame):
 print("ROWS", len(df.query("day >= @visible_start")), len(visible(df)), int(pd.eval("visible_start + 1")))
 fig.savefig("plot-light.png", dpi=200)
 '''
+# patsy (statsmodels' formulas): plotnine's smooth with a formula and a plot's own model.
+FORMULA = '''\
+import numpy as np
+import pandas as pd
+import statsmodels.formula.api as smf
+from plotnine import aes, geom_point, geom_smooth, ggplot
+SHIFT = 2.0
+rng = np.random.default_rng(3)
+df = pd.DataFrame({"x": rng.uniform(1, 10, 60)})
+df["y"] = 3 * np.log(df["x"]) + SHIFT + rng.normal(0, 0.1, 60)
+fit = smf.ols("y ~ np.log(x) + I(x ** 2)", data=df).fit()
+print("FIT", round(float(fit.params["np.log(x)"])), len(fit.predict(df.head(5))))
+plot = ggplot(df, aes("x", "y")) + geom_point() + geom_smooth(method="lm", formula="y ~ x + I(x**2)", se=True)
+plot.save("plot-light.png", dpi=400, width=8, height=4.5, units="in", verbose=False)
+'''
+# patsy's capture pointed one frame above the plot's module (the harness's run).
+CAPTURE_ABOVE = '''\
+from patsy.eval import EvalEnvironment
+print("HIDDEN", "hidden" in EvalEnvironment.capture(1).namespace)
+'''
 # The catalogue's explicit loader on its CI's site-packages, which is not there.
 LOADER_MISSING = '''\
 import os, sys
@@ -89,7 +112,8 @@ class Idioms(unittest.TestCase):
     def setUpClass(cls):
         cls.sources = {"file_rfind": FILE_RFIND, "parent_mkdir": PARENT_MKDIR, "query": QUERY,
                        "frame_above": FRAME_ABOVE, "loader_missing": LOADER_MISSING,
-                       "loader_written": LOADER_WRITTEN}
+                       "loader_written": LOADER_WRITTEN, "formula": FORMULA,
+                       "capture_above": CAPTURE_ABOVE}
         done = run_many({
             "warm": lambda: run_forked({k: (v, PLOT_KW) for k, v in cls.sources.items()}, mode="plot"),
             **{"cold " + k: (lambda s=v: run_harness(s, **PLOT_KW)) for k, v in cls.sources.items()},
@@ -97,11 +121,12 @@ class Idioms(unittest.TestCase):
         cls.warm = done["warm"]
         cls.cold = {k[5:]: v for k, v in done.items() if k.startswith("cold ")}
         cls.control = run_plain(CONTROL.replace("PLOT", repr(FRAME_ABOVE)))
+        cls.capture_control = run_plain(CONTROL.replace("PLOT", repr(CAPTURE_ABOVE)))
 
     @classmethod
     def tearDownClass(cls):
         cleanup([r.work for r in list(cls.warm.values()) + list(cls.cold.values())]
-                + [cls.control[2]])
+                + [cls.control[2], cls.capture_control[2]])
 
     def renders(self, name):
         for run in (self.warm[name], self.cold[name]):
@@ -137,6 +162,18 @@ class Idioms(unittest.TestCase):
         code, stdout, _ = self.control
         self.assertEqual(code, 0, stdout)
         self.assertIn("GOT harness-local", stdout)   # unguarded, pandas reads the runner's local
+
+    def test_formulas_evaluate_in_the_plots_namespace(self):
+        for run in self.renders("formula"):
+            self.assertIn("FIT 3 5", run.stdout)
+
+    def test_patsy_capture_answers_no_frame_above_the_plot(self):
+        for run in (self.warm["capture_above"], self.cold["capture_above"]):
+            self.assertEqual(run.exit_code, 0, run.stderr[-2000:])
+            self.assertIn("HIDDEN False", run.stdout)
+        code, stdout, _ = self.capture_control
+        self.assertEqual(code, 0, stdout)
+        self.assertIn("HIDDEN True", stdout)     # unguarded, patsy's walk reaches the runner's local
 
 
 if __name__ == "__main__":
