@@ -11,7 +11,7 @@ import { PROTOCOL, parseRequest, parseCancel, LineSplitter } from './lib/protoco
 
 const USAGE = `usage: renderer.mjs [--chromium=PATH] [--plotly=PATH|--no-plotly] [--bokeh=DIR|--no-bokeh]
        [--js-modules=DIR|--no-js] [--tmp-dir=DIR] [--uid=N --gid=N] [--no-chromium-sandbox] [--no-webgl]
-       [--spares=N] [--page-reuse=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]
+       [--spares=N] [--page-reuse=N] [--page-heap-mb=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]
   --plotly and --bokeh default to the runtime venv's own plotly.js and BokehJS, --js-modules to
   runtime/js/node_modules (the snippet libraries).`;
 
@@ -32,6 +32,7 @@ function parseArgs(argv) {
       case '--js-modules': o.jsModules = v; break;
       case '--no-js': o.jsModules = ''; break;
       case '--page-reuse': o.pageReuse = Math.max(1, int(v, k)); break;
+      case '--page-heap-mb': o.pageHeapMb = int(v, k); break;
       case '--tmp-dir': o.tmpDir = v; break;
       case '--uid': o.uid = int(v, k); break;
       case '--gid': o.gid = int(v, k); break;

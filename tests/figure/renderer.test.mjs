@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { canvasFor } from '../../sandbox/figure/lib/canvas.mjs';
 import { readFigure, nestingDepth } from '../../sandbox/figure/lib/figure_file.mjs';
 import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
-import { FigureBrowser } from '../../sandbox/figure/lib/browser.mjs';
+import { FigureBrowser, DEFAULT_OPTIONS } from '../../sandbox/figure/lib/browser.mjs';
 import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
 import { newNonce, pageHtml } from '../../sandbox/figure/lib/page.mjs';
 import { decodePng } from '../../sandbox/figure/lib/png.mjs';
@@ -396,6 +396,36 @@ test('back to back, one page draws figure after figure, holds nothing of the one
   } finally {
     await fb.close();
   }
+});
+
+test('a page whose heap, cleared, still holds more than --page-heap-mb is replaced; below it, reused', async () => {
+  // The bound is checked after the clear: a clean page's own heap (the library loaded, one figure
+  // drawn and cleared) is far under the default, so the default replaces only a page that kept
+  // something; a bound under it replaces every page.
+  const heap = {};
+  for (const [name, pageHeapMb] of [['tight', 1], ['default', DEFAULT_OPTIONS.pageHeapMb]]) {
+    const fb = new FigureBrowser({ ...BROWSER_OPTS, spares: 1, pageHeapMb });
+    await fb.start();
+    try {
+      const reused = [];
+      for (let i = 0; i < 3; i++) {
+        for (const fig of ['scatter-light.json', 'bokeh-light.json']) {
+          reused.push((await fb.render({ figure: path.join(FIXTURES, fig), out: path.join(tmp, `heap-${name}-${i}.png`), timeoutMs: 60000 })).reused);
+        }
+      }
+      const slot = await fb.pools.bokeh.take();
+      heap[name] = { reused, heavy: fb.pools.plotly.heavy + fb.pools.bokeh.heavy,
+        usedMb: (await slot.cdp.send('Runtime.getHeapUsage')).usedSize / 2 ** 20 };
+      await fb.pools.bokeh.give(slot, true);
+    } finally {
+      await fb.close();
+    }
+  }
+  assert.deepEqual(heap.tight.reused, [false, false, false, false, false, false]);
+  assert.equal(heap.tight.heavy, 6);
+  assert.deepEqual(heap.default.reused, [false, false, true, true, true, true]);
+  assert.equal(heap.default.heavy, 0);
+  assert.ok(heap.default.usedMb < DEFAULT_OPTIONS.pageHeapMb / 4, `a clean bokeh page's heap: ${heap.default.usedMb.toFixed(1)} MiB`);
 });
 
 test('without WebGL a WebGL trace answers no_webgl instead of drawing plotly\'s notice', async () => {

@@ -36,6 +36,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   webgl: true,            // false: --disable-webgl, WebGL traces answer no_webgl
   spares: 2,              // pages per library kept ready (one draws while the other is cleared)
   pageReuse: 50,          // figures one page draws before it is replaced by a fresh one
+  pageHeapMb: 192,        // a page whose V8 heap still holds more after its figure is cleared is replaced
   fastPng: true,          // zlib's fast level: 3x quicker on dense plots, 1.1-2x the bytes
   maxHeapMb: 1024,        // V8 old-space cap of each page
   pageTimeoutMs: 30000,   // making a fresh page (launch excluded)
@@ -218,7 +219,7 @@ export class FigureBrowser {
     });
     // Each pool fills one page at a time (every page draws a built-in figure first: warmSlot);
     // the first page of each is waited for.
-    for (const lib of libs) this.pools[lib.name] = new SlotPool(this, lib, o.spares, o.pageReuse);
+    for (const lib of libs) this.pools[lib.name] = new SlotPool(this, lib, o.spares, o.pageReuse, o.pageHeapMb);
     await Promise.all(Object.values(this.pools).map((pool) => pool.take().then((s) => {
       this.versions[pool.lib.name] = s.version;
       pool.busy--;

@@ -6,7 +6,9 @@
 // scripts, title and the same own properties on the built-in prototypes); only then does it
 // serve the next figure.
 // A page that failed, timed out, was cancelled, was inspected by a test, crashed, or failed the
-// check is closed with its context, and so is every page after `reuse` figures.
+// check is closed with its context, and so is every page after `reuse` figures, and every page
+// whose V8 heap, with its figure cleared, still holds more than `heapMb` (what a library keeps
+// between figures, caches and leaks, is bounded by memory as well as by count).
 //
 // Why reuse is safe here: a figure is data, never code. The page admits scripts only by its
 // nonce (no inline script, no handlers, no eval), the libraries draw text as text, and so nothing
@@ -33,11 +35,12 @@ function pageStateInPage() {
 
 export class SlotPool {
   // fb: the FigureBrowser (browser, pagesDir, opts); lib: a libraries.mjs entry.
-  constructor(fb, lib, size, reuse) {
+  constructor(fb, lib, size, reuse, heapMb = 0) {
     this.fb = fb;
     this.lib = lib;
     this.size = Math.max(1, size);
     this.reuse = Math.max(1, reuse);
+    this.heapBytes = heapMb > 0 ? heapMb * 1024 * 1024 : 0;   // 0: no bound
     this.scriptUrls = lib.scripts(fb.opts).map((p) => pathToFileURL(p).href);
     this.ready = [];      // slots ready to draw, oldest first
     this.waiters = [];    // takers waiting for a slot: {resolve, reject}
@@ -46,6 +49,7 @@ export class SlotPool {
     this.closed = false;
     this.made = 0;        // slots made so far (diagnostics)
     this.reused = 0;      // figures drawn on a page that had drawn before
+    this.heavy = 0;       // pages replaced for their heap
   }
 
   // A fresh context whose page has the library loaded. Throws when the page cannot be made.
@@ -126,6 +130,13 @@ export class SlotPool {
       try {
         await slot.page.evaluate(this.lib.reset);
         keep = (await slot.page.evaluate(pageStateInPage)) === slot.clean && !slot.crashed;
+        if (keep && this.heapBytes > 0) {
+          const { usedSize } = await slot.cdp.send('Runtime.getHeapUsage');
+          if (usedSize > this.heapBytes) {
+            keep = false;
+            this.heavy++;
+          }
+        }
       } catch {
         keep = false;
       }
