@@ -31,12 +31,15 @@ selenium (install_selenium_shim):
   Most catalogue bokeh files save, then start Chrome through Selenium to screenshot their own
   HTML. Selenium is not in the runtime, and a browser must never start inside the sandbox (the
   exec filter would refuse it anyway). So figure mode provides a stand-in `selenium` package:
-  webdriver.Chrome(...) and friends make a driver whose get/quit/sleep-style calls do nothing,
+  webdriver.Chrome(...) and friends make a driver whose get/quit-style calls do nothing,
   whose window size follows set_window_size / --window-size / the CDP metrics override, whose
   execute_script answers window.innerWidth/innerHeight from that size (None otherwise), and
   whose save_screenshot / get_screenshot_as_png give a blank white PNG of that size: the file's
   own padding and cropping code keeps working, and the real PNG is the host's drawing of the
-  captured document. A real selenium already imported is left alone.
+  captured document. While a stand-in driver is open (made and not quit), time.sleep returns at
+  once: the files sleep seconds between get and screenshot for a browser to draw, and there is
+  none (both modes alike, so the sweep's comparison keeps its control). A real selenium already
+  imported is left alone.
 
 The last capture wins. The capture is a convenience, not a trust boundary: in figure mode it runs
 under the armed guard as plot code would and opens only the file the plot may write anyway; the
@@ -46,6 +49,7 @@ JSON is untrusted, and the host checks it and draws it as data.
 import json
 import struct
 import sys
+import time
 import types
 import zlib
 
@@ -264,10 +268,16 @@ class _Element:
         return lambda *args, **kwargs: None
 
 
+# Stand-in drivers made and not quit: while any is, time.sleep returns at once.
+_open_drivers = [0]
+
+
 class _Driver:
     """A webdriver that starts nothing (see the module docstring)."""
 
     def __init__(self, *args, options=None, **kwargs):
+        self._open = True
+        _open_drivers[0] += 1
         self._width, self._height, self._scale = 800, 600, 1.0
         for argument in getattr(options, "arguments", ()) or ():
             if isinstance(argument, str) and argument.startswith("--window-size="):
@@ -323,6 +333,9 @@ class _Driver:
         return [_Element(self)]
 
     def quit(self):
+        if self.__dict__.get("_open"):
+            self._open = False
+            _open_drivers[0] -= 1
         return None
 
     close = quit
@@ -331,6 +344,7 @@ class _Driver:
         return self
 
     def __exit__(self, *exc):
+        self.quit()
         return False
 
     def __getattr__(self, name):
@@ -366,6 +380,25 @@ def install_selenium_shim():
                     webdriver=chrome_webdriver)
     webdriver = module("selenium.webdriver", chrome=chrome, common=common, **drivers, **options)
     module("selenium", webdriver=webdriver, __version__="0+plotq.stand-in")
+    _skip_browser_waits()
+
+
+def _skip_browser_waits():
+    """time.sleep returns at once while a stand-in driver is open; a bad argument still raises
+    as it would (sleep(min(seconds, 0)))."""
+    real = time.sleep
+    if getattr(real, "_plotq_stand_in", False):
+        return
+
+    def sleep(seconds):
+        if _open_drivers[0] > 0:
+            return real(min(seconds, 0))
+        return real(seconds)
+
+    sleep._plotq_stand_in = True
+    sleep.__name__ = sleep.__qualname__ = "sleep"
+    sleep.__doc__ = real.__doc__
+    time.sleep = sleep
 
 
 def run_file(plot_path, output_name):

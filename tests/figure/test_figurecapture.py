@@ -6,7 +6,9 @@ What is checked: a catalogue-style bokeh file (save, then Selenium and Chrome to
 HTML, then PIL to pad the PNG) runs to the end bare and writes bokeh's json_item; under the guard
 the same capture writes the document at save and export_png; the Selenium stand-in starts no
 browser and reaches nothing (a loopback listener it is pointed at stays untouched); a plotly-only
-plot does not pay bokeh's import; plotly's write_html after write_image keeps the figure.
+plot does not pay bokeh's import; plotly's write_html after write_image keeps the figure; the
+catalogue's wait for the browser (time.sleep while a stand-in driver is open) returns at once,
+and time.sleep before the driver and after its quit sleeps.
 """
 import json
 import os
@@ -192,6 +194,40 @@ class FigureCapture(unittest.TestCase):
         finally:
             listener.close()
         self.assertEqual(listener.connections, 0)
+
+    def test_waits_for_the_stand_in_browser_return_at_once(self):
+        source = BOKEH_HEAD + textwrap.dedent('''\
+            output_file(f"plot-{THEME}.html")
+            save(p)
+            from time import sleep
+            from selenium import webdriver
+            def slept(wait, seconds):
+                start = time.monotonic()
+                wait(seconds)
+                return time.monotonic() - start
+            before = slept(time.sleep, 0.3)
+            driver = webdriver.Chrome()
+            driver.get(f"file://{Path(f'plot-{THEME}.html').resolve()}")
+            waits = slept(time.sleep, 30) + slept(sleep, 30)
+            try:
+                time.sleep(-1)
+            except ValueError:
+                print("negative refused")
+            driver.quit()
+            after = slept(time.sleep, 0.3)
+            with webdriver.Chrome() as second:
+                inside = slept(time.sleep, 30)
+            closed = slept(time.sleep, 0.3)
+            print("SLEPT", before >= 0.3, waits < 5, after >= 0.3, inside < 5, closed >= 0.3)
+            ''')
+        run = run_harness(source, argv=FIGURE_ARGV, snippet_name="plot.py", env=LIGHT)
+        self.works.append(run.work)
+        proc, work = run_bare(source)
+        self.works.append(work)
+        for code, stdout in ((run.exit_code, run.stdout), (proc.returncode, proc.stdout.decode())):
+            self.assertEqual(code, 0, stdout[-2000:])
+            self.assertIn("negative refused", stdout)
+            self.assertIn("SLEPT True True True True True", stdout)
 
     def test_bare_mode_command_line_runs_the_file_as_python_would(self):
         # figurecapture.py PLOT OUTPUT, as the docstring gives bare mode: the file runs as
