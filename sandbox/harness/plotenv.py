@@ -72,11 +72,14 @@ def settle_libraries(work_dir):
     """Library settings for a run in the work dir, made while arming (never by merely building a
     policy): shutil.rmtree walks by descriptors and closes them with os.close, which stays
     stubbed (rule `fd`: the kept descriptors), so it walks by paths, whose events are judged
-    here; tempfile probes its directory once by writing with os.write (stubbed), so its
+    here, and shutil.copyfile copies through file objects (its Linux fast path is os.sendfile,
+    stubbed: a catalogue file's shutil.copy inside its work dir was refused); tempfile probes its directory once by writing with os.write (stubbed), so its
     directory, the work dir (TMPDIR), is named now (a zygote may have cached its own)."""
-    shutil = sys.modules.get("shutil")
-    if shutil is not None and getattr(shutil, "_use_fd_functions", False):
+    import shutil       # loaded now, so that a plot importing it later finds it settled
+    if getattr(shutil, "_use_fd_functions", False):
         shutil._use_fd_functions = False
+    if getattr(shutil, "_USE_CP_SENDFILE", False):
+        shutil._USE_CP_SENDFILE = False
     tempfile = sys.modules.get("tempfile")
     if tempfile is not None:
         tempfile.tempdir = work_dir     # also over a directory a zygote's preload cached

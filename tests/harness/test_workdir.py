@@ -3,7 +3,7 @@ inside it, and the library internals that raise audit events in normal work pass
 
 Allowed: each case is the real call (catalogue patterns: os.chdir into the file's folder,
 os.getcwd inside os.path.abspath, a sys.path rebuild, a second file, an HTML page, a PNG read back
-with PIL, lets-plot's folder moved and removed; pandas 3's read_csv, seaborn's stacked histplot,
+with PIL, lets-plot's folder moved, copied from and removed; pandas 3's read_csv, seaborn's stacked histplot,
 scipy.spatial's qhull, tempfile in the work dir) and must end with exit 0 and its own evidence.
 
 Refused: each attack must end with its rule at the line of the attempt, and leave the place it
@@ -77,8 +77,10 @@ ALLOWED = {
             f.write("x")
         os.rename("lets-plot-images/plot-light.html", "plot-light.html")
         os.remove("plot-light.html")
+        shutil.copy("plot-light.png", "lets-plot-images/copy.png")    # copyfile: no os.sendfile
+        copied = os.path.getsize("lets-plot-images/copy.png") == os.path.getsize("plot-light.png")
         shutil.rmtree("lets-plot-images")
-        print("GONE", os.path.exists("lets-plot-images"))
+        print("COPIED", copied, "GONE", os.path.exists("lets-plot-images"))
         '''),
     "tempfile_in_work_dir": SAVE + textwrap.dedent('''\
         import os
@@ -192,7 +194,7 @@ EVIDENCE = {
     "catalogue_paths": "CWD-OK True True",
     "second_files": "SIZE (3200, 1800) ['data.csv', 'plot-light.html', 'plot-light.png', "
                     "'plot.py', 'preview.png', 'result.json']",
-    "subfolder_moves": "GONE False",
+    "subfolder_moves": "COPIED True GONE False",
     "tempfile_in_work_dir": "TEMP True True",
     "read_csv_one_thread": "THREADS 1 700000",
     "qhull": "HULL True",
