@@ -385,17 +385,15 @@ def install_selenium_shim():
 
 def _skip_browser_waits():
     """time.sleep returns at once while a stand-in driver is open; a bad argument still raises
-    as it would (sleep(min(seconds, 0)))."""
+    as it would (sleep(min(seconds, 0))). Once a process: install_selenium_shim returns early
+    when the stand-in is loaded."""
     real = time.sleep
-    if getattr(real, "_plotq_stand_in", False):
-        return
 
     def sleep(seconds):
         if _open_drivers[0] > 0:
             return real(min(seconds, 0))
         return real(seconds)
 
-    sleep._plotq_stand_in = True
     sleep.__name__ = sleep.__qualname__ = "sleep"
     sleep.__doc__ = real.__doc__
     time.sleep = sleep

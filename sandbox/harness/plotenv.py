@@ -73,8 +73,9 @@ def settle_libraries(work_dir):
     policy): shutil.rmtree walks by descriptors and closes them with os.close, which stays
     stubbed (rule `fd`: the kept descriptors), so it walks by paths, whose events are judged
     here, and shutil.copyfile copies through file objects (its Linux fast path is os.sendfile,
-    stubbed: a catalogue file's shutil.copy inside its work dir was refused); tempfile probes its directory once by writing with os.write (stubbed), so its
-    directory, the work dir (TMPDIR), is named now (a zygote may have cached its own)."""
+    stubbed: a catalogue file's shutil.copy inside its work dir was refused); tempfile probes
+    its directory once by writing with os.write (stubbed), so its directory, the work dir
+    (TMPDIR), is named now (a zygote may have cached its own)."""
     import shutil       # loaded now, so that a plot importing it later finds it settled
     if getattr(shutil, "_use_fd_functions", False):
         shutil._use_fd_functions = False

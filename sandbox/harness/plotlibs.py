@@ -89,37 +89,30 @@ def _plot_namespace(modules=sys.modules):
     return namespace
 
 
-def _patch_plotnine():
-    env = _import("plotnine.mapping._env")
-    if env is None:
-        return
-    environment = env.Environment
-
-    def capture(cls, eval_env=0):
-        if isinstance(eval_env, environment):
-            return eval_env
-        return cls([_plot_namespace()])
-
-    capture.__qualname__ = "Environment.capture"
-    environment.capture = classmethod(capture)
-
-
-def _patch_patsy():
-    patsy_eval = _import("patsy.eval")
-    if patsy_eval is None:
-        return
-    environment = patsy_eval.EvalEnvironment
-
+def _capture_plot_namespace(environment, qualname):
+    """A capture classmethod for `environment` (plotnine's Environment, patsy's EvalEnvironment):
+    an environment passed in is kept, a frame count answers the plot's module namespace."""
     def capture(cls, eval_env=0, reference=0):
         if isinstance(eval_env, environment):
             return eval_env
         if not isinstance(eval_env, numbers.Integral):
-            raise TypeError("Parameter 'eval_env' must be either an integer "
-                            "or an instance of patsy.EvalEnvironment.")
+            raise TypeError("eval_env must be an integer or an environment")
         return cls([_plot_namespace()])
 
-    capture.__qualname__ = "EvalEnvironment.capture"
+    capture.__qualname__ = qualname
     environment.capture = classmethod(capture)
+
+
+def _patch_plotnine():
+    env = _import("plotnine.mapping._env")
+    if env is not None:
+        _capture_plot_namespace(env.Environment, "Environment.capture")
+
+
+def _patch_patsy():
+    patsy_eval = _import("patsy.eval")
+    if patsy_eval is not None:
+        _capture_plot_namespace(patsy_eval.EvalEnvironment, "EvalEnvironment.capture")
 
 
 def _patch_vl_convert():
@@ -161,7 +154,8 @@ def _load_mime_types():
         mimetypes.init()
 
 
-PATCHES = {"plotnine": _patch_plotnine, "patsy": _patch_patsy, "altair": _patch_vl_convert, "pygal": _load_mime_types}
+PATCHES = {"plotnine": _patch_plotnine, "patsy": _patch_patsy, "altair": _patch_vl_convert,
+           "pygal": _load_mime_types}
 
 
 def prepare_library(library):
