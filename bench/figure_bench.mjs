@@ -52,6 +52,30 @@ function treeCpuMs(root) {
   return procs.filter((p) => inTree.has(p.pid)).reduce((a, p) => a + p.cpu, 0) * TICK_MS;
 }
 
+// The largest resident set among the tree's Chromium page processes, in MiB: what a page that
+// draws figure after figure keeps (it must not grow with the figures it has drawn).
+function treeMaxPageRssMb(root) {
+  const parent = new Map();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch { /* gone */ }
+  }
+  const inTree = (pid) => { for (let p = pid; p > 1; p = parent.get(p)) if (p === root) return true; return false; };
+  let max = 0;
+  for (const pid of parent.keys()) {
+    if (!inTree(pid)) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('--type=renderer')) continue;
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'))[1]);
+      max = Math.max(max, kb / 1024);
+    } catch { /* gone */ }
+  }
+  return Math.round(max);
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -171,7 +195,8 @@ try {
     await settle(r, GAP_MS);
     const b2b = await warm(r, figure, RENDERS, 0, 'b2b');
     const reusedShare = b2b.reused.filter(Boolean).length;
-    console.log(`${name} warm, back-to-back:    ${summary(b2b.times)}; CPU per render p50 ${Math.round(pct(b2b.cpu, 50))} ms; ${reusedShare}/${RENDERS} on a reused page`);
+    const pageRss = treeMaxPageRssMb(r.child.pid);
+    console.log(`${name} warm, back-to-back:    ${summary(b2b.times)}; in-page draw p50 ${pct(b2b.draw, 50)} ms, screenshot p50 ${pct(b2b.shot, 50)} ms; CPU per render p50 ${Math.round(pct(b2b.cpu, 50))} ms; ${reusedShare}/${RENDERS} on a reused page; largest page process ${pageRss} MiB after them`);
     console.log(`${name} ratio back-to-back p50 / spaced p50: ${(pct(b2b.times, 50) / pct(spaced.times, 50)).toFixed(2)}`);
     verdicts.push(`${name}: spaced p50 ${Math.round(pct(spaced.times, 50))} ms, back-to-back p50 ${Math.round(pct(b2b.times, 50))} ms (target <= 300 ms: ${pct(spaced.times, 50) <= 300 && pct(b2b.times, 50) <= 300 ? 'met' : 'NOT met'})`);
   }

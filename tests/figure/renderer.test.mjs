@@ -18,6 +18,7 @@ import { readFigure, nestingDepth } from '../../sandbox/figure/lib/figure_file.m
 import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
 import { FigureBrowser, DEFAULT_OPTIONS } from '../../sandbox/figure/lib/browser.mjs';
 import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
+import { LIBRARIES } from '../../sandbox/figure/lib/libraries.mjs';
 import { newNonce, pageHtml } from '../../sandbox/figure/lib/page.mjs';
 import { decodePng } from '../../sandbox/figure/lib/png.mjs';
 import { runtimePlotlyJs, runtimeBokehDir, DEFAULT_VENV } from '../../sandbox/figure/lib/runtime.mjs';
@@ -348,6 +349,38 @@ describe('drawing in Chromium', () => {
     assert.ok(r.csp_violations >= 2, `the policy refused eval and the inline handler (${r.csp_violations})`);
     await new Promise((res) => setTimeout(res, 200));
     assert.equal(lis.connections, 0, 'the listener was never reached');
+  });
+
+  test('clearing a bokeh page frees its canvases\' pixels, even those BokehJS still holds', async () => {
+    // BokehJS keeps removed views reachable (the page's DOM node count grows with each figure), so
+    // without the clear's shrink every figure's canvases stayed allocated for the page's life.
+    const pool = fb.pools.bokeh;
+    const slot = await pool.take();
+    try {
+      const text = fs.readFileSync(path.join(FIXTURES, 'bokeh-square.json'), 'utf8');
+      await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs: 10000 });
+      const pixels = () => slot.page.evaluate(() => window.__kept.reduce((n, c) => n + c.width * c.height, 0));
+      const kept = await slot.page.evaluate(() => {
+        const found = [];
+        const walk = (node) => {
+          if (node.shadowRoot) walk(node.shadowRoot);
+          for (const child of node.children || []) {
+            if (child instanceof HTMLCanvasElement) found.push(child);
+            walk(child);
+          }
+        };
+        walk(document.getElementById('plot'));
+        window.__kept = found;   // a reference from outside BokehJS, as its own leftovers are
+        return found.length;
+      });
+      assert.ok(kept >= 1, 'the plot drew on canvases inside its shadow roots');
+      assert.ok(await pixels() >= 2400 * 2400, 'they hold the figure\'s pixels before the clear');
+      await slot.page.evaluate(LIBRARIES.bokeh.reset);
+      assert.equal(await pixels(), 0, 'every canvas of the figure is empty after the clear');
+      assert.equal(await slot.page.evaluate(() => document.getElementById('plot').childNodes.length), 0);
+    } finally {
+      await pool.give(slot, false);   // this page holds a test's reference: never reused
+    }
   });
 
   test('a page whose built-in prototypes changed is closed instead of reused', async () => {

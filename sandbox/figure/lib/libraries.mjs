@@ -103,7 +103,24 @@ async function drawBokehInPage({ text, settleMs, x = 0, y = 0 }) {
   return { idle: !doc || doc.is_idle, width: box.width, height: box.height, csp: window.__plotqCsp.length };
 }
 
+// BokehJS's removed views stay reachable from listeners it never removes (the page's DOM node and
+// listener counts grow with every figure), and with them their canvases: each figure's
+// full-canvas backing stores would stay allocated for the page's life. So every canvas under the
+// plot (inside its views' shadow roots too) is shrunk to nothing first, which frees its pixels
+// whatever still points at the element.
 function resetBokehInPage() {
+  const shrink = (node) => {
+    if (node.shadowRoot) shrink(node.shadowRoot);
+    for (const child of node.children || []) {
+      if (child instanceof HTMLCanvasElement) {
+        child.width = 0;
+        child.height = 0;
+      }
+      shrink(child);
+    }
+  };
+  const plot = document.getElementById('plot');
+  if (plot) shrink(plot);
   window.__plotqCsp.splice(0);
   if (window.__plotqViews && typeof window.__plotqViews.clear === 'function') window.__plotqViews.clear();
   window.__plotqViews = null;
