@@ -13,7 +13,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import { canvasFor } from '../../sandbox/figure/lib/canvas.mjs';
+import { canvasFor, fitCanvas } from '../../sandbox/figure/lib/canvas.mjs';
 import { readFigure, nestingDepth } from '../../sandbox/figure/lib/figure_file.mjs';
 import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
 import { FigureBrowser, DEFAULT_OPTIONS } from '../../sandbox/figure/lib/browser.mjs';
@@ -349,6 +349,41 @@ describe('drawing in Chromium', () => {
     assert.ok(r.csp_violations >= 2, `the policy refused eval and the inline handler (${r.csp_violations})`);
     await new Promise((res) => setTimeout(res, 200));
     assert.equal(lis.connections, 0, 'the listener was never reached');
+  });
+
+  test('a bokeh PNG, taken at once and without a clip, is the same as one taken two frames later through a clip', async () => {
+    const pool = fb.pools.bokeh;
+    const slot = await pool.take();
+    try {
+      for (const name of ['bokeh-light.json', 'bokeh-square.json']) {
+        const text = fs.readFileSync(path.join(FIXTURES, name), 'utf8');
+        const figure = JSON.parse(text);
+        const now = await fb.drawBokeh(slot, text, figure, {}, () => false);
+        // The same figure again on the same page, drawn as before: two frames, then a clipped capture.
+        await slot.page.evaluate(LIBRARIES.bokeh.reset);
+        const size = LIBRARIES.bokeh.declaredSize(figure);
+        const canvas = fitCanvas(size.width, size.height);
+        await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs: 10000, x: canvas.offsetX, y: canvas.offsetY });
+        await slot.page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+        const shot = await slot.cdp.send('Page.captureScreenshot', {
+          format: 'png', captureBeyondViewport: false,
+          clip: { x: 0, y: 0, width: canvas.cssWidth, height: canvas.cssHeight, scale: 1 },
+        });
+        await slot.page.evaluate(LIBRARIES.bokeh.reset);
+        const a = decodePng(now.png), b = decodePng(Buffer.from(shot.data, 'base64'));
+        assert.deepEqual([b.width, b.height], [a.width, a.height], `${name}: the clipped capture has the canvas's size`);
+        let differ = 0;
+        for (let y = 0; y < a.height; y += 5) {
+          for (let x = 0; x < a.width; x += 5) {
+            if (a.pixel(x, y).join() !== b.pixel(x, y).join()) differ++;
+          }
+        }
+        assert.equal(differ, 0, `${name}: ${differ} sampled pixels differ`);
+        assert.ok(a.count((R, G, B) => Math.abs(R - G) > 40 || Math.abs(G - B) > 40) > 5000, `${name}: it drew in colour`);
+      }
+    } finally {
+      await pool.give(slot, false);
+    }
   });
 
   test('clearing a bokeh page frees its canvases\' pixels, even those BokehJS still holds', async () => {

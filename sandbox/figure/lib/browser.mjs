@@ -359,23 +359,38 @@ export class FigureBrowser {
   }
 
   // Screenshots the page's top-left cssWidth x cssHeight at `clipScale` and checks the PNG size.
-  async shoot(slot, canvas, clipScale, failed, lap) {
-    let png;
-    try {
-      const shot = await slot.cdp.send('Page.captureScreenshot', {
-        format: 'png',
-        clip: { x: 0, y: 0, width: canvas.cssWidth, height: canvas.cssHeight, scale: clipScale },
-        captureBeyondViewport: false,
-        optimizeForSpeed: this.opts.fastPng,
-      });
-      png = Buffer.from(shot.data, 'base64');
-    } catch (e) {
-      throw failed(e, 'the screenshot');
+  // `whole`: the viewport is that area at the device scale (bokeh's pages, whose CSS size is whole),
+  // so the page is copied as it is, without a clip: a clip makes Chromium lay the view out anew
+  // for the capture. Should the copy come out off the canvas, the clipped capture is taken instead.
+  async shoot(slot, canvas, clipScale, failed, lap, whole = false) {
+    const { target } = canvas;
+    const capture = async (clip) => {
+      try {
+        const shot = await slot.cdp.send('Page.captureScreenshot', {
+          format: 'png',
+          ...(clip ? { clip: { x: 0, y: 0, width: canvas.cssWidth, height: canvas.cssHeight, scale: clipScale } } : {}),
+          captureBeyondViewport: false,
+          optimizeForSpeed: this.opts.fastPng,
+        });
+        return Buffer.from(shot.data, 'base64');
+      } catch (e) {
+        throw failed(e, 'the screenshot');
+      }
+    };
+    const exact = (png) => {
+      const s = pngSize(png);
+      return s && s.width === target.width && s.height === target.height ? s : null;
+    };
+    const wholeViewport = whole && Number.isInteger(canvas.cssWidth) && Number.isInteger(canvas.cssHeight);
+    let png = await capture(!wholeViewport);
+    let size = exact(png);
+    if (!size && wholeViewport) {
+      png = await capture(true);
+      size = exact(png);
     }
     lap('shot');
-    const size = pngSize(png);
-    const { target } = canvas;
-    if (!size || size.width !== target.width || size.height !== target.height) {
+    if (!size) {
+      size = pngSize(png);
       throw new FigureError('size_mismatch', `screenshot is ${size ? `${size.width}x${size.height}` : 'not a PNG'}, want ${target.width}x${target.height}`);
     }
     return { png, size };
@@ -435,7 +450,7 @@ export class FigureBrowser {
       throw failed(e, 'drawing');
     }
     lap('draw');
-    const shot = await this.shoot(slot, canvas, 1, failed, lap);
+    const shot = await this.shoot(slot, canvas, 1, failed, lap, true);
     if (hooks.inspect) await hooks.inspect(slot.page);
     return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp };
   }

@@ -98,7 +98,9 @@ async function drawBokehInPage({ text, settleMs, x = 0, y = 0 }) {
   const until = performance.now() + settleMs;
   while (doc && !doc.is_idle && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
   await document.fonts.ready;
-  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  // No wait for frames: BokehJS has painted its canvases once the document is idle, and the
+  // screenshot makes the page draw a fresh frame before it copies it (a test compares the PNG
+  // with one taken after two animation frames).
   const box = (el.firstElementChild || el).getBoundingClientRect();
   return { idle: !doc || doc.is_idle, width: box.width, height: box.height, csp: window.__plotqCsp.length };
 }
