@@ -209,23 +209,29 @@ def main():
         if not d.wait_log("sandbox", 5, lambda ev: ev.get("ready") is True):
             print("PLOTQ-SKIP: the sandbox cannot run here (plotqd --check-sandbox)")
             return 0
-        quick_data("start")  # the data zygote is up
-        if args.part == "chromium":
-            plotly("warm-up")  # the renderer is up before the scrape: its start is not the kill's
-        before = scrape(d)
-        if args.part == "job":
-            kill_job(d, fail, job_id, quick_data)
-        elif args.part == "zygote":
-            kill_zygote(d, fail, job_id, quick_data)
+        quick_data("start")
+        # A job killed under the zygote needs the zygote: before it is ready, jobs run cold (a
+        # loaded CI host once took longer than the first data job to preload it).
+        if args.part in ("job", "zygote") and d.wait_log(
+                "zygote_ready", 180, lambda ev: ev.get("mode") == "data") is None:
+            fail.append("the data zygote never said it was ready")
         else:
-            if d.events("figures_unavailable"):
-                print("PLOTQ-SKIP: no figure renderer here: %s" % d.events("figures_unavailable")[0].get("reason"))
-                return 0
-            kill_chromium(d, fail, job_id, plotly)
-        if d.proc.poll() is not None:
-            fail.append("plotqd exited during the part kill")
-        else:
-            check_metrics(args.part, before, scrape(d), fail)
+            if args.part == "chromium":
+                plotly("warm-up")  # the renderer is up before the scrape: its start is not the kill's
+            before = scrape(d)
+            if args.part == "job":
+                kill_job(d, fail, job_id, quick_data)
+            elif args.part == "zygote":
+                kill_zygote(d, fail, job_id, quick_data)
+            else:
+                if d.events("figures_unavailable"):
+                    print("PLOTQ-SKIP: no figure renderer here: %s" % d.events("figures_unavailable")[0].get("reason"))
+                    return 0
+                kill_chromium(d, fail, job_id, plotly)
+            if d.proc.poll() is not None:
+                fail.append("plotqd exited during the part kill")
+            else:
+                check_metrics(args.part, before, scrape(d), fail)
     finally:
         d.stop()
     for f in fail:
