@@ -33,7 +33,8 @@ const FIGURES = opt.figures ? opt.figures.split(',') : [path.join(FIXTURES, 'sca
 // CPU time (user + sys, incl. reaped children) of a process tree, in ms: a figure that does not
 // depend on how busy the machine is, unlike the wall times.
 const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
-function treeCpuMs(root) {
+// The processes of the tree below `root` (root included): [{pid, ppid, cpu (ticks)}].
+function treeProcs(root) {
   const procs = [];
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -49,24 +50,18 @@ function treeCpuMs(root) {
     grew = false;
     for (const p of procs) if (!inTree.has(p.pid) && inTree.has(p.ppid)) { inTree.add(p.pid); grew = true; }
   }
-  return procs.filter((p) => inTree.has(p.pid)).reduce((a, p) => a + p.cpu, 0) * TICK_MS;
+  return procs.filter((p) => inTree.has(p.pid));
+}
+
+function treeCpuMs(root) {
+  return treeProcs(root).reduce((a, p) => a + p.cpu, 0) * TICK_MS;
 }
 
 // The largest resident set among the tree's Chromium page processes, in MiB: what a page that
 // draws figure after figure keeps (it must not grow with the figures it has drawn).
 function treeMaxPageRssMb(root) {
-  const parent = new Map();
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch { /* gone */ }
-  }
-  const inTree = (pid) => { for (let p = pid; p > 1; p = parent.get(p)) if (p === root) return true; return false; };
   let max = 0;
-  for (const pid of parent.keys()) {
-    if (!inTree(pid)) continue;
+  for (const { pid } of treeProcs(root)) {
     try {
       if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('--type=renderer')) continue;
       const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'))[1]);
