@@ -199,10 +199,11 @@ describe('drawing snippets', () => {
     return rendererTicks(rows.filter((f) => f.slice(2).includes('--type=renderer') && ours(Number(f[0]), parents))
       .map((f) => Number(f[0])));
   };
+  // A zombie is listed until its parent reaps it, but it was killed and runs nothing: not counted.
   const rendererTicks = (pids) => new Map(pids.flatMap((pid) => {
       try {
         const f = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
-        return [[pid, Number(f[11]) + Number(f[12])]];
+        return ['Z', 'X'].includes(f[0]) ? [] : [[pid, Number(f[11]) + Number(f[12])]];
       } catch { return []; }
     }));
   // CPU ms each renderer process used over `ms`: [[pid, used], ...], most first.
@@ -216,10 +217,13 @@ describe('drawing snippets', () => {
   test('an endless loop answers timeout within its budget, its renderer process is gone, the next job draws', async () => {
     const t0 = performance.now();
     const job = render(fb, 'chartjs', 'while (true) {}\n', { timeoutMs: 3000 });
-    await settle(800);
-    // the busiest renderer is the looping page's (at least a share of a core, even on a loaded machine)
-    const [[looping, used] = []] = await cpuOver(1000);
-    assert.ok(used >= 50, `the looping page's renderer process burns CPU (${used} ms of 1000)`);
+    await settle(500);
+    // The looping page's renderer burns CPU all through the budget: it is the busiest of those busy
+    // in two windows in a row (at least a share of a core each, even on a loaded machine). A
+    // renderer busy in one of them only (a context being made, a page closing) is not it.
+    const first = new Map(await cpuOver(700));
+    const [[looping, used] = []] = (await cpuOver(700)).filter(([pid, t]) => t >= 35 && first.get(pid) >= 35);
+    assert.ok(used >= 35, `the looping page's renderer process burns CPU in both windows (${used} ms of 700)`);
     const r = await job;
     const ms = performance.now() - t0;
     assert.equal(r.code, 'timeout');
@@ -227,7 +231,8 @@ describe('drawing snippets', () => {
     // A loop never ends by itself: the process going away is the context's close killing it, which
     // on a loaded host (a CI run) can take longer than a quiet one's second.
     for (let waited = 0; rendererCpu().has(looping) && waited < 15000; waited += 250) await settle(250);
-    assert.equal(rendererCpu().has(looping), false, 'the looping renderer was killed with its context');
+    const left = rendererCpu().has(looping) ? execFileSync('ps', ['-o', 'pid=,stat=,etime=,time=', '-p', String(looping)]).toString() : '';
+    assert.equal(left, '', 'the looping renderer was killed with its context');
     const after = await cpuOver(1000);
     assert.ok(!after.length || after[0][1] < 500, `no renderer burns a core after the timeout: ${JSON.stringify(after)}`);
     assert.equal((await render(fb, 'echarts', drawing('echarts', 'landscape'))).code, 'ok');
