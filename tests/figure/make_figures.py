@@ -95,6 +95,11 @@ def bokeh_figures():
     div = Div(text=f'<img src="MARKER/div" onerror="{js}"><script>{js}</script><b>bold</b>',
               width=1600, height=60)
     items["bokeh-hostile"] = json_item(column(div, p))
+    # A map over web tiles (as the catalogue's map files draw): the page refuses every tile.
+    from bokeh.models import WMTSTileSource
+    p = bokeh_plot("light", 1600, 900, "tiles")
+    p.add_tile(WMTSTileSource(url="MARKER/tiles/{Z}/{X}/{Y}.png"))
+    items["bokeh-tiles"] = json_item(p)
     return {name: json.dumps(item) for name, item in items.items()}
 
 

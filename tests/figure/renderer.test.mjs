@@ -351,6 +351,28 @@ describe('drawing in Chromium', () => {
     assert.equal(lis.connections, 0, 'the listener was never reached');
   });
 
+  test('a bokeh map whose tiles are all refused is idle once they failed: no wait to the settle cap, no tile fetched', async () => {
+    const text = fs.readFileSync(path.join(FIXTURES, 'bokeh-tiles.json'), 'utf8').replaceAll('MARKER', lis.url);
+    const pool = fb.pools.bokeh;
+    const slot = await pool.take();
+    let r;
+    try {
+      await slot.page.evaluate(LIBRARIES.bokeh.reset);
+      r = await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs: 10000 });
+      await slot.page.evaluate(LIBRARIES.bokeh.reset);
+    } finally {
+      await pool.give(slot, false);
+    }
+    // BokehJS marks a tile that failed finished but tells nobody: without the page passing that on,
+    // the document is still busy when the settle cap ends the wait.
+    assert.equal(r.idle, true, 'the document went idle');
+    assert.ok(r.csp >= 1, `the page's policy refused the tiles (${r.csp})`);
+    const d = await draw(file('bokeh-tiles.json', text), path.join(tmp, 'bokeh-tiles.png'));
+    assert.deepEqual([d.width, d.height], [3200, 1800]);
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(lis.connections, 0, 'no tile request reached the listener');
+  });
+
   test('a bokeh PNG, taken at once and without a clip, is the same as one taken two frames later through a clip', async () => {
     const pool = fb.pools.bokeh;
     const slot = await pool.take();
