@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runtimePlotlyJs } from '../sandbox/figure/lib/runtime.mjs';
+import { isRenderer, treeProcs } from '../tests/figure/proc_tree.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
@@ -33,28 +34,8 @@ const FIGURES = opt.figures ? opt.figures.split(',') : [path.join(FIXTURES, 'sca
 // CPU time (user + sys, incl. reaped children) of a process tree, in ms: a figure that does not
 // depend on how busy the machine is, unlike the wall times.
 const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
-// The processes of the tree below `root` (root included): [{pid, ppid, cpu (ticks)}].
-function treeProcs(root) {
-  const procs = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      procs.push({ pid: Number(name), ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
-    } catch { /* gone */ }
-  }
-  const inTree = new Set([root]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const p of procs) if (!inTree.has(p.pid) && inTree.has(p.ppid)) { inTree.add(p.pid); grew = true; }
-  }
-  return procs.filter((p) => inTree.has(p.pid));
-}
-
 function treeCpuMs(root) {
-  return treeProcs(root).reduce((a, p) => a + p.cpu, 0) * TICK_MS;
+  return treeProcs(root).reduce((a, p) => a + p.cpu + p.reaped, 0) * TICK_MS;
 }
 
 // The largest resident set among the tree's Chromium page processes, in MiB: what a page that
@@ -62,8 +43,8 @@ function treeCpuMs(root) {
 function treeMaxPageRssMb(root) {
   let max = 0;
   for (const { pid } of treeProcs(root)) {
+    if (!isRenderer(pid)) continue;
     try {
-      if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('--type=renderer')) continue;
       const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'))[1]);
       max = Math.max(max, kb / 1024);
     } catch { /* gone */ }

@@ -17,6 +17,7 @@ import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
 import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
 import { orientationOf, tokensFor, readSnippet } from '../../sandbox/figure/lib/snippet.mjs';
 import { allowedImport } from '../../sandbox/figure/lib/muix_bundle.mjs';
+import { isRenderer, treeProcs } from './proc_tree.mjs';
 import {
   ROOT, AS_ROOT, BROWSER_OPTS, tmpDir, writer, pngOf, version, listener, settle, drawing, catalogueFiles, findNamed,
 } from './snippet_support.mjs';
@@ -186,26 +187,11 @@ describe('drawing snippets', () => {
     }
   });
 
-  // CPU ticks (user + sys) of every Chromium renderer process of this test's browser (a
-  // descendant of this process: other tests' Chromiums may run beside it) now: pid -> ticks.
-  const ours = (pid, parents) => {
-    for (let p = pid; p > 1; p = parents.get(p)) if (p === process.pid) return true;
-    return false;
-  };
-  const rendererCpu = () => {
-    const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args=']).toString().split('\n')
-      .map((l) => l.trim().split(/\s+/)).filter((f) => f.length > 2);
-    const parents = new Map(rows.map((f) => [Number(f[0]), Number(f[1])]));
-    return rendererTicks(rows.filter((f) => f.slice(2).includes('--type=renderer') && ours(Number(f[0]), parents))
-      .map((f) => Number(f[0])));
-  };
-  // A zombie is listed until its parent reaps it, but it was killed and runs nothing: not counted.
-  const rendererTicks = (pids) => new Map(pids.flatMap((pid) => {
-      try {
-        const f = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
-        return ['Z', 'X'].includes(f[0]) ? [] : [[pid, Number(f[11]) + Number(f[12])]];
-      } catch { return []; }
-    }));
+  // CPU ticks (user + sys) of every live Chromium renderer process of this test's browser (a
+  // descendant of this process: other tests' Chromiums may run beside it) now: pid -> ticks. A
+  // zombie is listed until its parent reaps it, but it was killed and runs nothing: not counted.
+  const rendererCpu = () => new Map(treeProcs(process.pid)
+    .filter((p) => !['Z', 'X'].includes(p.state) && isRenderer(p.pid)).map((p) => [p.pid, p.cpu]));
   // CPU ms each renderer process used over `ms`: [[pid, used], ...], most first.
   const cpuOver = async (ms) => {
     const a = rendererCpu();
