@@ -99,9 +99,9 @@ async function drawBokehInPage({ text, settleMs, x = 0, y = 0 }) {
   // BokehJS marks a map tile that failed to load finished but never tells its plot (a loaded one
   // makes a repaint, which does), so a map whose tiles the page refuses (every one: no network)
   // would keep its document busy until the cap. The page passes the news on.
-  const tilesDone = (v) => v.model.type === 'TileRenderer' && v.has_finished();
+  const tiles = [...window.__plotqViews.query((v) => v.model.type === 'TileRenderer')];
   while (doc && !doc.is_idle && performance.now() < until) {
-    for (const v of window.__plotqViews.query(tilesDone)) v.notify_finished();
+    for (const v of tiles) if (v.has_finished()) v.notify_finished();
     await new Promise((r) => setTimeout(r, 5));
   }
   await document.fonts.ready;
