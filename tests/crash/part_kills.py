@@ -168,6 +168,32 @@ def kill_chromium(d, fail, job_id, plotly):
     plotly("chromium")
 
 
+def kill_part(d, part, fail, job_id, quick_data, plotly):
+    """Kills `part` while work runs and checks what follows (fail grows); returns why the part
+    cannot be checked here, or None."""
+    # A job killed under the zygote needs the zygote: before it is ready, jobs run cold (a loaded
+    # CI host once took longer than the first data job to preload it).
+    if part in ("job", "zygote") and d.wait_log("zygote_ready", 180, lambda ev: ev.get("mode") == "data") is None:
+        fail.append("the data zygote never said it was ready")
+        return None
+    if part == "chromium":
+        plotly("warm-up")  # the renderer is up before the scrape: its start is not the kill's
+    before = scrape(d)
+    if part == "job":
+        kill_job(d, fail, job_id, quick_data)
+    elif part == "zygote":
+        kill_zygote(d, fail, job_id, quick_data)
+    elif d.events("figures_unavailable"):
+        return "no figure renderer here: %s" % d.events("figures_unavailable")[0].get("reason")
+    else:
+        kill_chromium(d, fail, job_id, plotly)
+    if d.proc.poll() is not None:
+        fail.append("plotqd exited during the part kill")
+    else:
+        check_metrics(part, before, scrape(d), fail)
+    return None
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # plotqd is stopped on the way out
     ap = argparse.ArgumentParser()
@@ -210,28 +236,10 @@ def main():
             print("PLOTQ-SKIP: the sandbox cannot run here (plotqd --check-sandbox)")
             return 0
         quick_data("start")
-        # A job killed under the zygote needs the zygote: before it is ready, jobs run cold (a
-        # loaded CI host once took longer than the first data job to preload it).
-        if args.part in ("job", "zygote") and d.wait_log(
-                "zygote_ready", 180, lambda ev: ev.get("mode") == "data") is None:
-            fail.append("the data zygote never said it was ready")
-        else:
-            if args.part == "chromium":
-                plotly("warm-up")  # the renderer is up before the scrape: its start is not the kill's
-            before = scrape(d)
-            if args.part == "job":
-                kill_job(d, fail, job_id, quick_data)
-            elif args.part == "zygote":
-                kill_zygote(d, fail, job_id, quick_data)
-            else:
-                if d.events("figures_unavailable"):
-                    print("PLOTQ-SKIP: no figure renderer here: %s" % d.events("figures_unavailable")[0].get("reason"))
-                    return 0
-                kill_chromium(d, fail, job_id, plotly)
-            if d.proc.poll() is not None:
-                fail.append("plotqd exited during the part kill")
-            else:
-                check_metrics(args.part, before, scrape(d), fail)
+        skip = kill_part(d, args.part, fail, job_id, quick_data, plotly)
+        if skip:
+            print("PLOTQ-SKIP: " + skip)
+            return 0
     finally:
         d.stop()
     for f in fail:
