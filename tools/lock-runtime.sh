@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Re-resolves runtime/requirements.in into runtime/requirements.lock, and runtime/tools.in into
-# runtime/tools.lock (every package pinned, with its sha256 hashes) for Debian 12's CPython 3.11 on
-# x86_64. Run by a developer when a pin changes;
+# Re-resolves runtime/requirements.in into runtime/requirements.lock, runtime/tools.in into
+# runtime/tools.lock and runtime/bare-draw.in into runtime/bare-draw.lock (every package pinned,
+# with its sha256 hashes) for Debian 12's CPython 3.11 on x86_64. Run by a developer when a pin changes;
 # setup never resolves, it installs the lock as it is. Needs uv (tools/setup.sh puts one in
 # runtime/tools/ from runtime/tools.lock).
 set -euo pipefail
@@ -14,3 +14,7 @@ uv=${UV:-$root/runtime/tools/bin/uv}
   --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
   --custom-compile-command "tools/lock-runtime.sh (tools.lock: uv pip compile runtime/tools.in)" \
   -o "$root/runtime/tools.lock"
+"$uv" pip compile "$root/runtime/bare-draw.in" -c "$root/runtime/requirements.lock" --python-version 3.11 \
+  --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
+  --custom-compile-command "tools/lock-runtime.sh (bare-draw.lock: uv pip compile runtime/bare-draw.in)" \
+  -o "$root/runtime/bare-draw.lock"

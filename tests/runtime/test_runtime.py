@@ -54,6 +54,25 @@ class Lock(unittest.TestCase):
         requirement_lines = [line for line in text.splitlines() if re.match(r"[A-Za-z0-9]", line)]
         self.assertEqual(len(requirement_lines), len(entries))
 
+    def test_the_bare_draw_lock_is_hashed_and_agrees_with_the_runtime(self):
+        # bench/bare_draw.sh installs it beside the venv for the bare baseline only: pinned and
+        # hashed like the runtime, a package both hold at one version, its browser drivers absent
+        # from the venv the sandbox runs.
+        with open(os.path.join(RUNTIME, "bare-draw.lock"), encoding="utf-8") as f:
+            text = f.read()
+        entries = lock_entries(text)
+        names = {re.sub(r"[-_.]+", "-", n).lower(): v for n, v, _ in entries}
+        self.assertIn("kaleido", names)
+        self.assertIn("selenium", names)
+        for name, version, hashes in entries:
+            self.assertTrue(hashes, f"{name}=={version} has no hash")
+        self.assertEqual(len([line for line in text.splitlines() if re.match(r"[A-Za-z0-9]", line)]), len(entries))
+        runtime = {re.sub(r"[-_.]+", "-", n).lower(): v for n, v, _ in lock_entries(open(LOCK).read())}
+        for name in set(names) & set(runtime):
+            self.assertEqual(names[name], runtime[name], name)
+        for driver in ("kaleido", "selenium", "choreographer"):
+            self.assertNotIn(driver, runtime)
+
     def test_the_venv_holds_the_lock(self):
         with open(os.path.join(VENV, "plotq-runtime.json"), encoding="utf-8") as f:
             manifest = json.load(f)
