@@ -16,9 +16,11 @@
 //
 // Per library (issue 14's table): one catalogue file of each of the eight libraries, warm in the
 // sandbox (back to back, as in a sweep) against the same file run by the runtime's interpreter in a
-// fresh process, bare. Bare figure files (plotly, bokeh) run with figurecapture installed, as the
-// sweep's bare mode does, and stop at their JSON: their bare time holds no drawing, so their ratio
-// is an upper bound.
+// fresh process, bare. Bare figure files (plotly, bokeh) run two ways: with figurecapture
+// installed, as the sweep's bare mode does, stopping at their JSON (no drawing: their ratio is an
+// upper bound); and, once bench/bare_draw.sh has installed runtime/bare-draw/, as written, drawing
+// their own PNG (plotly's write_image through kaleido, bokeh's export_png through selenium, both
+// with Debian's chromium), the file's real bare cost.
 //
 //   render_bench [N] [libraries=all|none|matplotlib,seaborn,...]
 #include <dirent.h>
@@ -35,6 +37,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -175,13 +178,34 @@ void wait_renderer_idle(boost::asio::io_context& io, const sb::FigureRenderer& f
   }
 }
 
-// The baseline: the same plot file with a bare interpreter in a fresh dir. `capture` (figure
-// libraries): the runner installs figurecapture first and the file's JSON is its output.
-double bare_plot(const std::string& python, const std::string& source, bool capture = false) {
+// How a bare run of a figure file ends: plain files write their PNG; `capture` installs
+// figurecapture first and the file's JSON is its output; `drawn` runs the file as written with
+// runtime/bare-draw on its path, so it draws its own PNG with a browser.
+enum class Bare { plain, capture, drawn };
+
+fs::path bare_draw_dir() { return fs::path(PLOTQ_SOURCE_DIR) / "runtime/bare-draw"; }
+bool bare_draw_installed() { return fs::exists(bare_draw_dir() / ".plotq-lock-sha256"); }
+
+// The PNG's width x height from its header, {0, 0} when it is not a PNG.
+std::pair<unsigned, unsigned> png_size(const fs::path& p) {
+  std::string head = read_text(p).substr(0, 24);
+  if (head.size() < 24 || head.compare(1, 3, "PNG") != 0) return {0, 0};
+  auto be32 = [&](std::size_t at) {
+    unsigned v = 0;
+    for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(head[at + i]);
+    return v;
+  };
+  return {be32(16), be32(20)};
+}
+
+// The baseline: the same plot file with a bare interpreter in a fresh dir; milliseconds, or -1
+// when it did not write its output (a drawn PNG must also be 3200x1800).
+double bare_plot(const std::string& python, const std::string& source, Bare how = Bare::plain) {
   fs::path dir = fs::temp_directory_path() / ("plotq-render-bench-bare-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "plot.py") << source;
   std::string home = "HOME=" + dir.string();
+  std::string pythonpath = "PYTHONPATH=" + bare_draw_dir().string();
   auto t0 = Clock::now();
   pid_t pid;
   posix_spawn_file_actions_t fa;
@@ -192,21 +216,40 @@ double bare_plot(const std::string& python, const std::string& source, bool capt
                        "source=open('plot.py').read()); runpy.run_path('plot.py', run_name='__main__')";
   char* argv_plain[] = {const_cast<char*>(python.c_str()), const_cast<char*>("plot.py"), nullptr};
   char* argv_capture[] = {const_cast<char*>(python.c_str()), const_cast<char*>("-c"), runner.data(), nullptr};
-  char** argv = capture ? argv_capture : argv_plain;
-  char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("ANYPLOT_THEME=light"),
-                  const_cast<char*>("MPLBACKEND=Agg"), home.data(), nullptr};
-  int rc = posix_spawn(&pid, python.c_str(), &fa, nullptr, argv, envp);
+  char** argv = how == Bare::capture ? argv_capture : argv_plain;
+  std::vector<char*> envp = {const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("ANYPLOT_THEME=light"),
+                             const_cast<char*>("MPLBACKEND=Agg"), home.data()};
+  if (how == Bare::drawn) {
+    envp.push_back(pythonpath.data());
+    envp.push_back(const_cast<char*>("SE_OFFLINE=true"));  // selenium: no driver download, chromedriver from PATH
+    // Chromium runs as root only without its own sandbox: bokeh adds --no-sandbox for this.
+    if (::geteuid() == 0) envp.push_back(const_cast<char*>("BOKEH_IN_DOCKER=1"));
+  }
+  envp.push_back(nullptr);
+  int rc = posix_spawn(&pid, python.c_str(), &fa, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int st = 0;
   waitpid(pid, &st, 0);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  const char* out = capture ? "plot-light.json" : "plot-light.png";
+  const char* out = how == Bare::capture ? "plot-light.json" : "plot-light.png";
   bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && fs::exists(dir / out);
+  if (ok && how == Bare::drawn) ok = png_size(dir / out) == std::pair<unsigned, unsigned>{3200, 1800};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().filename() != "plot.py") fs::remove_all(e.path(), ec);
   return ok ? ms : -1;
+}
+
+// p50 of n bare runs after one thrown away, or -1 when none succeeded.
+double bare_p50(const std::string& python, const std::string& source, Bare how, std::size_t n) {
+  std::vector<double> ms;
+  bare_plot(python, source, how);
+  for (std::size_t i = 0; i < n; ++i) {
+    double one = bare_plot(python, source, how);
+    if (one >= 0) ms.push_back(one);
+  }
+  return ms.empty() ? -1 : stats(ms).p50;
 }
 
 }  // namespace
@@ -341,25 +384,32 @@ int main(int argc, char** argv) {
       req.library = f.library;
       req.source = catalogue(f.spec, f.stem ? f.stem : f.library);
       Stats warm = series((std::string(f.library) + " " + f.spec + ", warm, back-to-back").c_str(), req, false);
-      std::vector<double> bare_ms;
-      bare_plot(config.python, req.source, f.figure);
-      for (std::size_t i = 0; i < n; ++i) {
-        double ms = bare_plot(config.python, req.source, f.figure);
-        if (ms >= 0) bare_ms.push_back(ms);
-      }
-      if (bare_ms.empty()) {
+      double bare = bare_p50(config.python, req.source, f.figure ? Bare::capture : Bare::plain, n);
+      if (bare < 0) {
         std::fprintf(stderr, "%s: the bare run failed\n", f.library);
         rc = 1;
         continue;
       }
-      Stats b2 = stats(bare_ms);
-      char line[256];
-      std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.1f | %.2f |%s", f.library, f.spec, warm.p50, b2.p50,
-                    warm.p50 / b2.p50, f.figure ? " bare stops at the JSON" : "");
+      char line[320];
+      int len = std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.1f | %.2f |", f.library, f.spec, warm.p50, bare,
+                              warm.p50 / bare);
+      if (f.figure && bare_draw_installed()) {
+        double drawn = bare_p50(config.python, req.source, Bare::drawn, n);
+        if (drawn < 0) {
+          std::fprintf(stderr, "%s: the bare run that draws its own PNG failed\n", f.library);
+          std::snprintf(line + len, sizeof line - static_cast<std::size_t>(len), " failed | |");
+          rc = 1;
+        } else {
+          std::snprintf(line + len, sizeof line - static_cast<std::size_t>(len), " %.1f | %.2f |", drawn, warm.p50 / drawn);
+        }
+      } else {
+        std::snprintf(line + len, sizeof line - static_cast<std::size_t>(len), "%s", f.figure ? " not measured (bench/bare_draw.sh) | |" : " | |");
+      }
       table.push_back(line);
     }
     if (!table.empty()) {
-      std::printf("\n| library | file | sandbox warm p50 ms | bare p50 ms | ratio (target <= 0.5) |\n|---|---|---|---|---|\n");
+      std::printf("\n| library | file | sandbox warm p50 ms | bare p50 ms (figures: to the JSON) | ratio (target <= 0.5) "
+                  "| figures: bare p50 ms, drawing its own PNG | ratio |\n|---|---|---|---|---|---|---|\n");
       for (const auto& line : table) std::printf("%s\n", line.c_str());
     }
   }
