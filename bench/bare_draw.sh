@@ -10,7 +10,8 @@ dir=$root/runtime/bare-draw
 lock=$root/runtime/bare-draw.lock
 want=$(sha256sum "$lock" | cut -d' ' -f1)
 if ! command -v chromedriver >/dev/null || ! command -v chromium >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver
+  install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver; }
+  install || { apt-get update -q && install; }
 fi
 if [ "$(cat "$dir/.plotq-lock-sha256" 2>/dev/null)" != "$want" ]; then
   rm -rf "$dir"
