@@ -43,6 +43,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/log.hpp"
+#include "runs/render_interpret.hpp"
 #include "runs/render_job.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/figure_renderer.hpp"
@@ -186,18 +187,6 @@ enum class Bare { plain, capture, drawn };
 fs::path bare_draw_dir() { return fs::path(PLOTQ_SOURCE_DIR) / "runtime/bare-draw"; }
 bool bare_draw_installed() { return fs::exists(bare_draw_dir() / ".plotq-lock-sha256"); }
 
-// The PNG's width x height from its header, {0, 0} when it is not a PNG.
-std::pair<unsigned, unsigned> png_size(const fs::path& p) {
-  std::string head = read_text(p).substr(0, 24);
-  if (head.size() < 24 || head.compare(1, 3, "PNG") != 0) return {0, 0};
-  auto be32 = [&](std::size_t at) {
-    unsigned v = 0;
-    for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(head[at + i]);
-    return v;
-  };
-  return {be32(16), be32(20)};
-}
-
 // The baseline: the same plot file with a bare interpreter in a fresh dir; milliseconds, or -1
 // when it did not write its output (a drawn PNG must also be 3200x1800).
 double bare_plot(const std::string& python, const std::string& source, Bare how = Bare::plain) {
@@ -234,7 +223,7 @@ double bare_plot(const std::string& python, const std::string& source, Bare how 
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   const char* out = how == Bare::capture ? "plot-light.json" : "plot-light.png";
   bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && fs::exists(dir / out);
-  if (ok && how == Bare::drawn) ok = png_size(dir / out) == std::pair<unsigned, unsigned>{3200, 1800};
+  if (ok && how == Bare::drawn) ok = runs::png_size(read_text(dir / out)) == std::pair<int, int>{3200, 1800};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().filename() != "plot.py") fs::remove_all(e.path(), ec);
@@ -390,21 +379,21 @@ int main(int argc, char** argv) {
         rc = 1;
         continue;
       }
-      char line[320];
-      int len = std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.1f | %.2f |", f.library, f.spec, warm.p50, bare,
-                              warm.p50 / bare);
+      std::string drawn_cells = " | |";  // figure files only, once bench/bare_draw.sh ran
+      if (f.figure && !bare_draw_installed()) drawn_cells = " not measured (bench/bare_draw.sh) | |";
       if (f.figure && bare_draw_installed()) {
         double drawn = bare_p50(config.python, req.source, Bare::drawn, n);
+        char cells[64];
+        std::snprintf(cells, sizeof cells, " %.1f | %.2f |", drawn, warm.p50 / drawn);
+        drawn_cells = drawn < 0 ? " failed | |" : cells;
         if (drawn < 0) {
           std::fprintf(stderr, "%s: the bare run that draws its own PNG failed\n", f.library);
-          std::snprintf(line + len, sizeof line - static_cast<std::size_t>(len), " failed | |");
           rc = 1;
-        } else {
-          std::snprintf(line + len, sizeof line - static_cast<std::size_t>(len), " %.1f | %.2f |", drawn, warm.p50 / drawn);
         }
-      } else {
-        std::snprintf(line + len, sizeof line - static_cast<std::size_t>(len), "%s", f.figure ? " not measured (bench/bare_draw.sh) | |" : " | |");
       }
+      char line[256];
+      std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.1f | %.2f |%s", f.library, f.spec, warm.p50, bare,
+                    warm.p50 / bare, drawn_cells.c_str());
       table.push_back(line);
     }
     if (!table.empty()) {
