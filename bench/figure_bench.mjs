@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runtimePlotlyJs } from '../sandbox/figure/lib/runtime.mjs';
-import { isRenderer, treeProcs } from '../tests/figure/proc_tree.mjs';
+import { isRenderer, treeProcs, TICK_MS } from '../tests/figure/proc_tree.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
@@ -33,7 +33,6 @@ const FIGURES = opt.figures ? opt.figures.split(',') : [path.join(FIXTURES, 'sca
 
 // CPU time (user + sys, incl. reaped children) of a process tree, in ms: a figure that does not
 // depend on how busy the machine is, unlike the wall times.
-const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 function treeCpuMs(root) {
   return treeProcs(root).reduce((a, p) => a + p.cpu + p.reaped, 0) * TICK_MS;
 }

@@ -1,6 +1,10 @@
 // The process tree below a pid, read from /proc: what the figure tests and bench/figure_bench.mjs
 // watch of a Chromium (its renderer processes, their CPU and memory).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+
+// Milliseconds per clock tick, the unit of the CPU times /proc/<pid>/stat gives.
+export const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 
 // The processes of the tree below `root` (root included): [{pid, ppid, state, cpu, reaped}],
 // cpu = the process's own user + sys ticks, reaped = its reaped children's.

@@ -17,7 +17,7 @@ import { FigureError } from '../../sandbox/figure/lib/errors.mjs';
 import { parseRequest } from '../../sandbox/figure/lib/protocol.mjs';
 import { orientationOf, tokensFor, readSnippet } from '../../sandbox/figure/lib/snippet.mjs';
 import { allowedImport } from '../../sandbox/figure/lib/muix_bundle.mjs';
-import { isRenderer, treeProcs } from './proc_tree.mjs';
+import { isRenderer, treeProcs, TICK_MS } from './proc_tree.mjs';
 import {
   ROOT, AS_ROOT, BROWSER_OPTS, tmpDir, writer, pngOf, version, listener, settle, drawing, catalogueFiles, findNamed,
 } from './snippet_support.mjs';
@@ -192,13 +192,12 @@ describe('drawing snippets', () => {
   // zombie is listed until its parent reaps it, but it was killed and runs nothing: not counted.
   const rendererCpu = () => new Map(treeProcs(process.pid)
     .filter((p) => !['Z', 'X'].includes(p.state) && isRenderer(p.pid)).map((p) => [p.pid, p.cpu]));
-  const tickMs = 10;   // CLK_TCK 100
   // CPU ms each renderer process used over `ms`: [[pid, used], ...], most first.
   const cpuOver = async (ms) => {
     const a = rendererCpu();
     await settle(ms);
     const b = rendererCpu();
-    return [...b].filter(([pid]) => a.has(pid)).map(([pid, t]) => [pid, (t - a.get(pid)) * tickMs]).sort((x, y) => y[1] - x[1]);
+    return [...b].filter(([pid]) => a.has(pid)).map(([pid, t]) => [pid, (t - a.get(pid)) * TICK_MS]).sort((x, y) => y[1] - x[1]);
   };
 
   test('an endless loop answers timeout within its budget, its renderer process is gone, the next job draws', async () => {
@@ -213,7 +212,7 @@ describe('drawing snippets', () => {
     // loaded host that can be a busy window or two, never seconds.
     const used = new Map();
     while (!answered) {
-      for (const [pid, t] of rendererCpu()) used.set(pid, (t - (before.get(pid) ?? 0)) * tickMs);
+      for (const [pid, t] of rendererCpu()) used.set(pid, (t - (before.get(pid) ?? 0)) * TICK_MS);
       await settle(200);
     }
     const [[looping, most] = []] = [...used].sort((x, y) => y[1] - x[1]);
