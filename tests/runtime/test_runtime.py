@@ -37,7 +37,19 @@ def lock_entries(text):
     return entries
 
 
+def pins(entries):
+    """{normalised name: version} of lock_entries."""
+    return {re.sub(r"[-_.]+", "-", n).lower(): v for n, v, _ in entries}
+
+
 class Lock(unittest.TestCase):
+    def assert_hashed(self, text, entries):
+        for name, version, hashes in entries:
+            self.assertTrue(hashes, f"{name}=={version} has no hash")
+        # Every requirement line of the lock is one of the parsed pins (nothing unpinned slipped in).
+        requirement_lines = [line for line in text.splitlines() if re.match(r"[A-Za-z0-9]", line)]
+        self.assertEqual(len(requirement_lines), len(entries))
+
     def test_every_package_is_pinned_with_hashes(self):
         with open(LOCK, encoding="utf-8") as f:
             text = f.read()
@@ -48,11 +60,7 @@ class Lock(unittest.TestCase):
                        "vl-convert-python", "pygal", "cairosvg", "lets-plot", "plotnine",
                        "scikit-learn", "statsmodels", "pillow"):
             self.assertIn(wanted, names)
-        for name, version, hashes in entries:
-            self.assertTrue(hashes, f"{name}=={version} has no hash")
-        # Every requirement line of the lock is one of the parsed pins (nothing unpinned slipped in).
-        requirement_lines = [line for line in text.splitlines() if re.match(r"[A-Za-z0-9]", line)]
-        self.assertEqual(len(requirement_lines), len(entries))
+        self.assert_hashed(text, entries)
 
     def test_the_bare_draw_lock_is_hashed_and_agrees_with_the_runtime(self):
         # bench/bare_draw.sh installs it beside the venv for the bare baseline only: pinned and
@@ -61,13 +69,11 @@ class Lock(unittest.TestCase):
         with open(os.path.join(RUNTIME, "bare-draw.lock"), encoding="utf-8") as f:
             text = f.read()
         entries = lock_entries(text)
-        names = {re.sub(r"[-_.]+", "-", n).lower(): v for n, v, _ in entries}
+        names = pins(entries)
         self.assertIn("kaleido", names)
         self.assertIn("selenium", names)
-        for name, version, hashes in entries:
-            self.assertTrue(hashes, f"{name}=={version} has no hash")
-        self.assertEqual(len([line for line in text.splitlines() if re.match(r"[A-Za-z0-9]", line)]), len(entries))
-        runtime = {re.sub(r"[-_.]+", "-", n).lower(): v for n, v, _ in lock_entries(open(LOCK).read())}
+        self.assert_hashed(text, entries)
+        runtime = pins(lock_entries(open(LOCK).read()))
         for name in set(names) & set(runtime):
             self.assertEqual(names[name], runtime[name], name)
         for driver in ("kaleido", "selenium", "choreographer"):
@@ -80,14 +86,14 @@ class Lock(unittest.TestCase):
             digest = hashlib.sha256(f.read()).hexdigest()
         self.assertEqual(manifest["lock_sha256"], digest)
         self.assertEqual(manifest["id"], digest[:12])
-        pins = {re.sub(r"[-_.]+", "-", n).lower(): v for n, v, _ in lock_entries(open(LOCK).read())}
-        self.assertEqual(manifest["packages"], dict(sorted(pins.items())))
+        locked = pins(lock_entries(open(LOCK).read()))
+        self.assertEqual(manifest["packages"], dict(sorted(locked.items())))
         # Checked against what is really installed, not only against the manifest.
         out = subprocess.run([os.path.join(VENV, "bin", "python"), "-I", "-c",
                               "import importlib.metadata as m, json; print(json.dumps({d.metadata['Name']: d.version "
                               "for d in m.distributions()}))"], capture_output=True, text=True, check=True)
         installed = {re.sub(r"[-_.]+", "-", n).lower(): v for n, v in json.loads(out.stdout).items()}
-        self.assertEqual(installed, pins)
+        self.assertEqual(installed, locked)
 
     def test_a_wheel_whose_hash_differs_is_refused(self):
         if not os.access(UV, os.X_OK):
