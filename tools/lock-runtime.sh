@@ -7,14 +7,16 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 uv=${UV:-$root/runtime/tools/bin/uv}
-"$uv" pip compile "$root/runtime/requirements.in" --python-version 3.11 \
-  --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
-  --custom-compile-command tools/lock-runtime.sh -o "$root/runtime/requirements.lock"
-"$uv" pip compile "$root/runtime/tools.in" --python-version 3.11 \
-  --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
-  --custom-compile-command "tools/lock-runtime.sh (tools.lock: uv pip compile runtime/tools.in)" \
-  -o "$root/runtime/tools.lock"
-"$uv" pip compile "$root/runtime/bare-draw.in" -c "$root/runtime/requirements.lock" --python-version 3.11 \
-  --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
-  --custom-compile-command "tools/lock-runtime.sh (bare-draw.lock: uv pip compile runtime/bare-draw.in)" \
-  -o "$root/runtime/bare-draw.lock"
+# lock IN LOCK HEADER [ARGS...]: runtime/IN -> runtime/LOCK, HEADER the command the lock names.
+lock() {
+  local in=$1 out=$2 header=$3
+  shift 3
+  "$uv" pip compile "$root/runtime/$in" "$@" --python-version 3.11 \
+    --python-platform x86_64-unknown-linux-gnu --only-binary :all: --generate-hashes \
+    --custom-compile-command "$header" -o "$root/runtime/$out"
+}
+lock requirements.in requirements.lock tools/lock-runtime.sh
+lock tools.in tools.lock "tools/lock-runtime.sh (tools.lock: uv pip compile runtime/tools.in)"
+# Resolved against the runtime's lock: a package both hold is the same version in both.
+lock bare-draw.in bare-draw.lock "tools/lock-runtime.sh (bare-draw.lock: uv pip compile runtime/bare-draw.in)" \
+  -c "$root/runtime/requirements.lock"
