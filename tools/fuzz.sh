@@ -12,7 +12,12 @@ seconds=${1:-3600}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(http_request wire table resume_id data_records render_records validator)
-"$root/tools/san.sh" build
+# Only the fuzzers named are built (the validator is Python: nothing to build), under the tree's lock.
+bins=()
+for t in "${targets[@]}"; do [ "$t" = validator ] || bins+=("fuzz_$t"); done
+if [ ${#bins[@]} -gt 0 ]; then
+  flock "$san.lock" "$root/tools/san.sh" build "${bins[@]}"
+fi
 out=$root/var/fuzz
 mkdir -p "$out"
 summary=$out/summary-$(date -u +%Y%m%dT%H%M%SZ).txt

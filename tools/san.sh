@@ -5,6 +5,7 @@
 # tools/test.sh after the main tree's tests (PLOTQ_SAN=0 skips it there), so CI runs it.
 #   tools/san.sh              configure (once), build, run the sanitizer suites and the fuzz runs
 #   tools/san.sh build        configure and build only
+#   tools/san.sh build T...   configure and build only the targets named (tools/fuzz.sh: its fuzzers)
 #   PLOTQ_SAN_DIR=DIR         the tree (default ./build-san)
 #   PLOTQ_FUZZ_SECONDS=N      seconds per fuzz target (default 15)
 set -euo pipefail
@@ -45,6 +46,10 @@ if [ ! -f "$san/CMakeCache.txt" ]; then
     -DPLOTQ_FUZZ_SECONDS="$seconds" >/dev/null
 else
   cmake "$san" -DPLOTQ_FUZZ_SECONDS="$seconds" >/dev/null
+fi
+if [ "${1:-}" = build ] && [ $# -gt 1 ]; then
+  shift
+  exec cmake --build "$san" -j "$(nproc 2>/dev/null || echo 2)" --target "$@"
 fi
 # plotqd and plotq: the integration suites spawn them; libplotq_confine.so and plotq_exec_arm.so
 # come with plotq_sandbox.
