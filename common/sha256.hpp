@@ -1,10 +1,13 @@
-// SHA-256 (FIPS 180-4), small and dependency-free: migration checksums and idempotency fingerprints.
+// SHA-256 through OpenSSL's libcrypto (EVP): migration checksums, idempotency fingerprints, the
+// harness's out.csv digest check, the sweep's file identities and its report's style hash.
 #pragma once
 #include <array>
-#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of this header
 
 namespace plotq {
 
@@ -16,11 +19,10 @@ class Sha256 {
   std::string hex_digest();               // 64 lowercase hex digits; finishes the hash
 
  private:
-  void block(const std::uint8_t* p);
-  std::array<std::uint32_t, 8> h_;
-  std::array<std::uint8_t, 64> buf_{};
-  std::size_t buf_len_ = 0;
-  std::uint64_t total_ = 0;
+  struct Free {
+    void operator()(evp_md_ctx_st* ctx) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, Free> ctx_;
 };
 
 // Lowercase hex SHA-256 of data, e.g. sha256_hex("abc") = "ba7816bf...".
