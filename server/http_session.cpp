@@ -20,6 +20,7 @@
 
 #include "common/log.hpp"
 #include "server/errors.hpp"
+#include "server/request_head.hpp"
 #include "server/router.hpp"
 #include "server/server_metrics.hpp"
 
@@ -331,10 +332,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     read_header_part();
   }
 
-  // Beast's header_limit bounds one parse call, not the whole header: fields that come a few
-  // hundred bytes at a time are parsed and dropped from the buffer as they come, so a peer could
-  // pile up fields without end until the read timeout. The header is read part by part here and
-  // its bytes counted against the limit.
+  // The header is read part by part and its bytes counted against the limit (header_over_limit).
   void read_header_part() {
     http::async_read_some(socket_, buffer_, *parser_, [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
       self->on_header_part(ec, n);
@@ -344,22 +342,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (state_ != State::reading) return;
     header_bytes_ += n;
     bool done = !ec && parser_->is_header_done();
-    if (!ec && header_bytes_ + (done ? 0 : buffer_.size()) > core_->cfg.header_limit) ec = http::error::header_limit;
+    if (!ec && header_over_limit(header_bytes_, buffer_.size(), done, core_->cfg.header_limit)) ec = http::error::header_limit;
     if (ec || done) return on_header(ec);
     read_header_part();
   }
 
-  // Maps a read error to an answer (400/413/431) or a silent close.
+  // A read error: its answer (400/413/431, then close) or a silent close.
   void read_failed(boost::system::error_code ec) {
     if (state_ == State::closed) return;
-    if (ec == http::error::header_limit) return send_error_now("headers_too_large", true);
-    if (ec == http::error::body_limit) return send_error_now("too_large", true);
-    // Parse errors of the request itself get 400; anything else (EOF, reset, our own timeout) just closes.
-    bool parse_error = ec.category() == http::make_error_code(http::error::bad_method).category() &&
-                       ec != http::error::end_of_stream && ec != http::error::partial_message &&
-                       ec != http::error::need_more && ec != http::error::need_buffer;
-    if (!parse_error) return do_close(CloseReason::client_gone);
-    return send_error_now("bad_request", true);  // any other parse error: malformed request
+    std::string_view answer = read_error_answer(ec);
+    if (answer.empty()) return do_close(CloseReason::client_gone);
+    return send_error_now(answer, true);
   }
 
   void on_header(boost::system::error_code ec) {
@@ -370,17 +363,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     route_.clear();
     req_version_ = req.version();
     keep_alive_ = req.keep_alive();
-    std::string_view target(req.target().data(), req.target().size());
-    if (target.empty() || target[0] != '/') return send_error_now("bad_request", true);
-    std::string_view path = target.substr(0, target.find('?'));
-    match_ = core_->router.match(method_, path);
-    std::size_t limit = core_->cfg.body_limit;
-    if (match_.kind == RouteMatch::found && match_.route->options.body_limit) limit = *match_.route->options.body_limit;
-    if (auto cl = parser_->content_length(); cl && *cl > limit) return send_error_now("too_large", true);
-    parser_->body_limit(limit);  // also bounds a chunked body
-    if (parser_->is_done()) return on_body({});
     auto expect = req[http::field::expect];
-    if (iequals(std::string_view(expect.data(), expect.size()), "100-continue")) {
+    std::optional<std::uint64_t> length;
+    if (auto cl = parser_->content_length()) length = *cl;
+    HeadCheck head = check_request_head(core_->router, core_->cfg.body_limit, method_,
+                                        std::string_view(req.target().data(), req.target().size()), length,
+                                        std::string_view(expect.data(), expect.size()), parser_->is_done());
+    if (!head.error.empty()) return send_error_now(head.error, true);
+    match_ = std::move(head.match);
+    parser_->body_limit(head.body_limit);  // also bounds a chunked body
+    if (parser_->is_done()) return on_body({});
+    if (head.send_continue) {
       static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(socket_, asio::buffer(kContinue, sizeof kContinue - 1),
                         [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
@@ -404,31 +397,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     disarm();
     auto msg = parser_->release();
     parser_.reset();
-    std::string_view target(msg.target().data(), msg.target().size());
-    std::size_t q = target.find('?');
-    if (match_.kind == RouteMatch::bad_path) return send_error_now("bad_request", !keep_alive_);
-    if (match_.kind == RouteMatch::not_found) return send_error_now("not_found", !keep_alive_);
-    if (match_.kind == RouteMatch::method_not_allowed) {
-      allow_ = match_.allow;
-      return send_error_now("method_not_allowed", !keep_alive_);
+    Fields headers;
+    for (const auto& f : msg) headers.push_back({std::string(f.name_string()), std::string(f.value())});
+    Routed routed = route_request(std::move(match_), method_, std::string_view(msg.target().data(), msg.target().size()),
+                                  std::move(headers), std::move(msg.body()));
+    if (!routed.request) {
+      allow_ = std::move(routed.allow);
+      return send_error_now(routed.error, !keep_alive_);
     }
-    auto query = parse_query(q == std::string_view::npos ? std::string_view{} : target.substr(q + 1));
-    if (!query) return send_error_now("bad_request", !keep_alive_);
-
-    Request r;
-    r.method = method_;
-    r.target = std::string(target);
-    r.path = std::string(target.substr(0, q));
-    r.route = match_.route->pattern;
-    r.params = std::move(match_.params);
-    r.query = std::move(*query);
-    for (const auto& f : msg) r.headers.push_back({std::string(f.name_string()), std::string(f.value())});
-    r.body = std::move(msg.body());
+    Request& r = *routed.request;
     r.peer = peer_;
     r.id = core_->next_request++;
     r.received = started_;
     route_ = r.route;
-    const Handler& handler = match_.route->handler;
+    const Handler& handler = routed.route->handler;
 
     state_ = State::handling;
     ++req_gen_;

@@ -6,10 +6,9 @@
 #include "server/app.hpp"
 #include "server/dataset_json.hpp"
 #include "server/session_access.hpp"
-#include "server/wire.hpp"
+#include "server/route_bodies.hpp"
 #include "server/errors.hpp"
 #include "store/datasets.hpp"
-#include "table/classify.hpp"
 #include "table/parse.hpp"
 
 namespace plotq::server {
@@ -110,23 +109,17 @@ void register_dataset_routes(App& app) {
   });
 
   RouteOptions paste_opts;
-  paste_opts.body_limit = 2 * 1024 * 1024;  // 204,800 bytes of text, JSON-escaped
+  paste_opts.body_limit = kPasteBodyLimit;
   app.router.post("/v1/sessions/{id}/datasets", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
     if (!caller) return;
-    auto body = wire::closed_object(req.body, {"text"});
-    if (!body || !body->contains("text") || !(*body)["text"].is_string()) return res->send_error("invalid_job");
+    table::Caps caps;
+    ParsedPaste paste = parse_paste_body(req.body, caps);
+    if (paste.error == "invalid_job") return res->send_error(paste.error);  // the model before the session
     auto session = owned_session(app, *caller, req.param("id"), *res);
     if (!session) return;
-    const std::string& text = (*body)["text"].get_ref<const std::string&>();
-    table::Caps caps;
-    if (text.size() > caps.max_bytes) return res->send_error("too_long");
-    // Code and formulas are told apart before any parser reads the text.
-    switch (table::classify_paste(text).kind) {
-      case table::PasteKind::code: return res->send_error("code");
-      case table::PasteKind::formula: return res->send_error("formula");
-      case table::PasteKind::table: break;
-    }
+    if (!paste.text) return res->send_error(paste.error);
+    const std::string& text = *paste.text;
     std::variant<table::ParseError, runs::AddedVersion> added;
     try {
       added = runs::add_table_version(app.db, text, {session->id, store::DatasetSource::paste, {}, {}, {}, false}, caps);

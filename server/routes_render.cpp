@@ -1,12 +1,10 @@
 // POST /render, POST /render/{job_id}/cancel and GET /status: the assistant service's renderer API.
 // Same caller check, queue, idempotency and ledger as /run-data; one sandbox run per theme.
 #include <chrono>
-#include <set>
 
 #include <boost/asio/post.hpp>
 
 #include "common/base64.hpp"
-#include "common/text.hpp"
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/outcome.hpp"
@@ -20,6 +18,7 @@
 #include "server/app.hpp"
 #include "server/job_claim.hpp"
 #include "server/job_registry.hpp"
+#include "server/route_bodies.hpp"
 #include "server/wire.hpp"
 #include "store/idempotency.hpp"
 #include "store/time.hpp"
@@ -31,14 +30,6 @@ using jobs::Clock;
 using jobs::opt;
 using jobs::round3;
 using jobs::seconds_since;
-
-
-bool valid_library(std::string_view s) {
-  if (s.empty() || s.size() > 32) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
-  return true;
-}
 
 
 nlohmann::json theme_json(const runs::ThemeRun& t) {
@@ -68,53 +59,24 @@ nlohmann::json theme_json(const runs::ThemeRun& t) {
 
 void register_render_routes(App& app) {
   RouteOptions opts;
-  opts.body_limit = 8 * 1024 * 1024;  // source 128 Ki chars + data_csv 2 Mi chars, JSON-escaped
+  opts.body_limit = kRenderBodyLimit;
   app.router.post("/render", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res, Need::assistant);
     if (!caller || refuse_while_draining(app, *res)) return;
-    auto body = wire::closed_object(req.body, {"job_id", "source", "library", "themes", "timeout_s", "data_csv", "language"});
-    if (!body) return res->send_error("invalid_job");
-    auto job_id = wire::string_field(*body, "job_id", 1, 64);
-    auto source = wire::string_field(*body, "source", 1, 4 * runs::kMaxRenderSourceChars);
-    auto library = wire::string_field(*body, "library", 1, 32);
-    auto timeout = wire::positive_number(*body, "timeout_s", runs::kMaxRenderTimeoutS);
-    std::optional<std::string> data_csv = std::string();
-    if (body->contains("data_csv")) data_csv = wire::string_field(*body, "data_csv", 0, 4 * runs::kMaxDataCsvChars);
-    std::vector<std::string> themes;
-    bool themes_ok = body->contains("themes") && (*body)["themes"].is_array() && !(*body)["themes"].empty() &&
-                     (*body)["themes"].size() <= 2;
-    if (themes_ok) {
-      std::set<std::string> seen;
-      for (const auto& t : (*body)["themes"]) {
-        if (!t.is_string() || (t != "light" && t != "dark") || !seen.insert(t.get<std::string>()).second) {
-          themes_ok = false;
-          break;
-        }
-        themes.push_back(t.get<std::string>());
-      }
-    }
-    if (!job_id || !wire::valid_job_id(*job_id) || !source || utf8_chars(*source) > runs::kMaxRenderSourceChars ||
-        !library || !valid_library(*library) || !timeout || !data_csv ||
-        utf8_chars(*data_csv) > runs::kMaxDataCsvChars || !themes_ok)
-      return res->send_error("invalid_job");
-    // `language` (optional) must be the library's own; JavaScript snippets take no data.csv.
-    std::optional<std::string> language;
-    if (body->contains("language")) {
-      language = wire::string_field(*body, "language", 1, 16);
-      if (!language || (*language != "python" && *language != "javascript")) return res->send_error("invalid_job");
-    }
-    const runs::Library* lib = runs::find_library(*library);
-    const bool javascript = lib ? lib->language == "javascript" : language == "javascript";
-    if (javascript && !data_csv->empty()) return res->send_error("invalid_job");
+    ParsedRender parsed = parse_render_body(req.body);
+    if (!parsed.body) return res->send_error(parsed.error);
+    const RenderBody& body = *parsed.body;
+    const std::vector<std::string>& themes = body.themes;
 
     const std::string kind = store::idempotency::kind_for_themes(themes);
-    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(app.runtime_for(*library)),
-                     *library};
+    runs::RunWho who{body.job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(app.runtime_for(body.library)),
+                     body.library};
     // A library plotq does not render, or not in the language asked (invalid_library, 422), or one
     // this runtime lacks (runtime_unavailable, 503) answers before any sandbox starts, and is
     // still a ledger row.
-    std::string support = runs::render_support(*library, *app.runtime, app.figures);
-    if (support == "ok" && language && lib && lib->language != *language) support = "invalid_library";
+    const runs::Library* lib = runs::find_library(body.library);
+    std::string support = runs::render_support(body.library, *app.runtime, app.figures);
+    if (support == "ok" && body.language && lib && lib->language != *body.language) support = "invalid_library";
     if (support != "ok") {
       runs::RenderResult refused;
       for (const auto& t : themes) {
@@ -128,7 +90,7 @@ void register_render_routes(App& app) {
       return res->send_error(support);
     }
 
-    auto job = jobs::claim(app, res, *job_id, kind, *body, "render_joined");
+    auto job = jobs::claim(app, res, body.job_id, kind, body.parsed, "render_joined");
     if (!job) return;
     auto started = Clock::now();
     struct Run {
@@ -167,7 +129,7 @@ void register_render_routes(App& app) {
         fail_before_start("cancelled");
       }
     };
-    runs::RenderRequest rr{*job_id, *source, *library, themes, *timeout, *data_csv};
+    runs::RenderRequest rr{body.job_id, body.source, body.library, themes, body.timeout_s, body.data_csv};
     queue::Callbacks cb;
     cb.on_position = [](queue::Position) {};
     cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };

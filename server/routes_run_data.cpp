@@ -12,7 +12,7 @@
 #include "server/app.hpp"
 #include "server/job_claim.hpp"
 #include "server/job_registry.hpp"
-#include "server/wire.hpp"
+#include "server/route_bodies.hpp"
 #include "store/idempotency.hpp"
 #include "store/ledger.hpp"
 #include "store/time.hpp"
@@ -56,21 +56,18 @@ nlohmann::json data_run_response(const runs::DataRunResult& r, double slot_wait_
 
 void register_run_data_routes(App& app) {
   RouteOptions opts;
-  opts.body_limit = 64 * 1024;  // source <= 16 KiB, escaped
+  opts.body_limit = kRunDataBodyLimit;
   app.router.post("/run-data", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res, Need::assistant);
     if (!caller || refuse_while_draining(app, *res)) return;
-    auto body = wire::closed_object(req.body, {"job_id", "source", "timeout_s"});
-    if (!body) return res->send_error("invalid_job");
-    auto job_id = wire::string_field(*body, "job_id", 1, 64);
-    auto source = wire::string_field(*body, "source", 1, runs::kMaxDataSourceBytes);
-    auto timeout = wire::positive_number(*body, "timeout_s", runs::kMaxDataTimeoutS);
-    if (!job_id || !wire::valid_job_id(*job_id) || !source || !timeout) return res->send_error("invalid_job");
+    ParsedRunData parsed = parse_run_data_body(req.body);
+    if (!parsed.body) return res->send_error(parsed.error);
+    const RunDataBody& body = *parsed.body;
 
-    auto job = jobs::claim(app, res, *job_id, "data", *body, "run_data_joined");
+    auto job = jobs::claim(app, res, body.job_id, "data", body.parsed, "run_data_joined");
     if (!job) return;
     auto started = Clock::now();
-    runs::RunWho who{*job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), {}};
+    runs::RunWho who{body.job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), {}};
 
     // Per-run state, owned by the registry entry; callbacks hold weak references only.
     struct Run {
@@ -111,8 +108,8 @@ void register_run_data_routes(App& app) {
     cb.on_position = [](queue::Position) {};
     cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
     cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
-    cb.on_granted = [&app, weak_run, weak_job, who, started, source = *source,
-                     timeout = *timeout](queue::SlotLease lease) {
+    cb.on_granted = [&app, weak_run, weak_job, who, started, source = body.source,
+                     timeout = body.timeout_s](queue::SlotLease lease) {
       auto r = weak_run.lock();
       if (!r) return;  // the run is gone: the lease's destructor returns the slot
       r->lease = std::move(lease);
