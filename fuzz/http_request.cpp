@@ -1,14 +1,16 @@
 // The HTTP request path in-process, no sockets: the bytes are what a client sent on one connection.
-// Beast's request parser runs with HttpSession's limits and steps (header first, then the matched
-// route's body limit), the router matches plotqd's route table, the query is parsed, the caller
-// check reads the headers, and the body goes to its route's wire model. Up to four pipelined
-// requests per input, as a keep-alive connection would carry them.
+// Beast's request parser runs as HttpSession runs it (the header first, counted against the header
+// limit, then the body under the limit the head check set), and every decision is HttpSession's own
+// function (server/request_head.hpp): the head check, a read error's answer, the route and the query.
+// The caller check reads the headers and the body goes to its route's parser (body_checks.hpp). Up to
+// four pipelined requests per input, as a keep-alive connection would carry them.
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <memory>
 
-#include "fuzz/wire_models.hpp"
+#include "fuzz/body_checks.hpp"
 #include "server/auth.hpp"
+#include "server/request_head.hpp"
 #include "server/router.hpp"
 #include "server/server.hpp"
 #include "server/turn_stream.hpp"
@@ -18,7 +20,7 @@ using namespace plotq::server;
 
 namespace {
 
-// Whatever a handler gets from the router: the route's wire model on the request.
+// Whatever a handler gets from the router: the route's parser on the request.
 using Model = void (*)(const Request&);
 
 void no_body(const Request&) {}
@@ -27,7 +29,7 @@ void resume(const Request& r) {
   PLOTQ_FUZZ_CHECK(!after || *after >= 0);
 }
 
-// plotqd's routes (server/routes*.cpp: pattern, method, body limit) with the model each applies.
+// plotqd's routes (server/routes*.cpp: pattern, method, body limit) with the parser each applies.
 struct RouteRow {
   const char* method;
   const char* pattern;
@@ -42,8 +44,8 @@ const RouteRow kRoutes[] = {
     {"GET", "/static/style.css", 0, no_body, Need::user},
     {"GET", "/v1/status", 0, no_body, Need::user},
     {"GET", "/status", 0, no_body, Need::assistant},
-    {"POST", "/run-data", 64 * 1024, [](const Request& r) { plotq::fuzz::run_data_body(r.body); }, Need::assistant},
-    {"POST", "/render", 8 * 1024 * 1024, [](const Request& r) { plotq::fuzz::render_body(r.body); }, Need::assistant},
+    {"POST", "/run-data", kRunDataBodyLimit, [](const Request& r) { plotq::fuzz::run_data_body(r.body); }, Need::assistant},
+    {"POST", "/render", kRenderBodyLimit, [](const Request& r) { plotq::fuzz::render_body(r.body); }, Need::assistant},
     {"POST", "/render/{job_id}/cancel", 0, no_body, Need::assistant},
     {"POST", "/v1/sessions", 0, no_body, Need::user},
     {"POST", "/v1/sessions/{id}/messages", 2 * 1024 * 1024, [](const Request& r) { plotq::fuzz::message_body(r.body); }, Need::user},
@@ -51,7 +53,7 @@ const RouteRow kRoutes[] = {
     {"POST", "/v1/sessions/{id}/turns/{turn}/cancel", 0, no_body, Need::user},
     {"GET", "/v1/sessions/{id}/turns/{turn}/plots/{file}", 0, no_body, Need::user},
     {"GET", "/v1/sessions/{id}/datasets", 0, no_body, Need::user},
-    {"POST", "/v1/sessions/{id}/datasets", 2 * 1024 * 1024, [](const Request& r) { plotq::fuzz::paste_body(r.body); }, Need::user},
+    {"POST", "/v1/sessions/{id}/datasets", kPasteBodyLimit, [](const Request& r) { plotq::fuzz::paste_body(r.body); }, Need::user},
     {"GET", "/v1/sessions/{id}/datasets/{version}", 0, no_body, Need::user},
     {"POST", "/v1/sessions/{id}/datasets/{version}/confirm", 0, no_body, Need::user},
 };
@@ -78,55 +80,71 @@ struct World {
   }
 };
 
+// The session answers an error code of the vocabulary, or closes without one.
+void check_answer(std::string_view code) { PLOTQ_FUZZ_CHECK(code.empty() || find_error(code) != nullptr); }
+
+// A read that failed: the session answers (or not) and closes.
+bool read_failed(boost::beast::error_code ec) {
+  check_answer(read_error_answer(ec));
+  return false;
+}
+
 // One request from buf, as HttpSession reads it; false when the connection would close.
 bool one_request(const World& w, boost::beast::flat_buffer& buf) {
   http::request_parser<http::string_body> p;
   p.header_limit(static_cast<std::uint32_t>(w.cfg.header_limit));
   p.body_limit(w.max_body);
   boost::beast::error_code ec;
-  RouteMatch match;
+  HeadCheck head;
+  std::size_t header_bytes = 0;
   bool header_seen = false;
   while (!p.is_done()) {
     std::size_t n = p.put(buf.data(), ec);
     buf.consume(n);
+    if (!header_seen) {
+      header_bytes += n;
+      if ((!ec || ec == http::error::need_more) &&
+          header_over_limit(header_bytes, buf.size(), p.is_header_done(), w.cfg.header_limit))
+        return read_failed(http::error::header_limit);
+    }
     if (ec == http::error::need_more) {
       p.put_eof(ec);  // the client sent nothing more
-      if (ec) return false;
+      if (ec) return read_failed(ec);
     } else if (ec) {
-      return false;  // 400/413/431 and close
+      return read_failed(ec);
     }
     bool first_header = p.is_header_done() && !header_seen;
     if (first_header) {
       header_seen = true;
       auto& req = p.get();
-      std::string_view target(req.target().data(), req.target().size());
-      if (target.empty() || target[0] != '/') return false;
-      std::string method(req.method_string());
-      match = w.router.match(method, target.substr(0, target.find('?')));
-      std::size_t limit = w.cfg.body_limit;
-      if (match.kind == RouteMatch::found && match.route->options.body_limit) limit = *match.route->options.body_limit;
-      if (auto cl = p.content_length(); cl && *cl > limit) return false;
-      p.body_limit(limit);
+      auto expect = req[http::field::expect];
+      std::optional<std::uint64_t> length;
+      if (auto cl = p.content_length()) length = *cl;
+      head = check_request_head(w.router, w.cfg.body_limit, std::string(req.method_string()),
+                                std::string_view(req.target().data(), req.target().size()), length,
+                                std::string_view(expect.data(), expect.size()), p.is_done());
+      if (!head.error.empty()) {
+        check_answer(head.error);
+        return false;
+      }
+      p.body_limit(head.body_limit);
     }
     if (n == 0 && !first_header && !p.is_done()) return false;  // no progress: would wait forever
   }
   auto msg = p.release();
-  if (match.kind != RouteMatch::found) return msg.keep_alive();
-  std::string_view target(msg.target().data(), msg.target().size());
-  std::size_t q = target.find('?');
-  auto query = parse_query(q == std::string_view::npos ? std::string_view{} : target.substr(q + 1));
-  if (!query) return msg.keep_alive();
-  Request r;
-  r.method = std::string(msg.method_string());
-  r.target = std::string(target);
-  r.path = std::string(target.substr(0, q));
-  r.route = match.route->pattern;
-  r.params = std::move(match.params);
-  r.query = std::move(*query);
-  for (const auto& f : msg) r.headers.push_back({std::string(f.name_string()), std::string(f.value())});
-  r.body = std::move(msg.body());
-  r.peer = Peer{"127.0.0.1", 40000, true};
-  match.route->handler(std::move(r), nullptr);
+  Fields headers;
+  for (const auto& f : msg) headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  Routed routed = route_request(std::move(head.match), std::string(msg.method_string()),
+                                std::string_view(msg.target().data(), msg.target().size()), std::move(headers),
+                                std::move(msg.body()));
+  PLOTQ_FUZZ_CHECK(routed.request.has_value() == routed.error.empty());
+  if (!routed.request) {
+    check_answer(routed.error);
+    PLOTQ_FUZZ_CHECK((routed.error == "method_not_allowed") == !routed.allow.empty());
+    return msg.keep_alive();
+  }
+  routed.request->peer = Peer{"127.0.0.1", 40000, true};
+  routed.route->handler(std::move(*routed.request), nullptr);
   return msg.keep_alive();
 }
 

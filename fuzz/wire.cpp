@@ -1,6 +1,6 @@
-// The wire JSON models on a body alone (no HTTP around it, so every execution reaches a parser):
-// the first byte picks the route whose model reads the rest.
-#include "fuzz/wire_models.hpp"
+// The routes' body parsers on a body alone (no HTTP around it, so every execution reaches a parser):
+// the first byte picks the route whose parser reads the rest.
+#include "fuzz/body_checks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
