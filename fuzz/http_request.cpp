@@ -4,12 +4,15 @@
 // function (server/request_head.hpp): the head check, a read error's answer, the route and the query.
 // The caller check reads the headers and the body goes to its route's parser (body_checks.hpp). Up to
 // four pipelined requests per input, as a keep-alive connection would carry them.
+#include <algorithm>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <fstream>
 #include <memory>
 
 #include "fuzz/body_checks.hpp"
 #include "server/auth.hpp"
+#include "server/openapi.hpp"
 #include "server/request_head.hpp"
 #include "server/router.hpp"
 #include "server/server.hpp"
@@ -29,33 +32,41 @@ void resume(const Request& r) {
   PLOTQ_FUZZ_CHECK(!after || *after >= 0);
 }
 
+// Which caller check a route makes: CallerCheck's, or GET /metrics' own.
+enum class Check { user, assistant, metrics };
+
 // plotqd's routes (server/routes*.cpp: pattern, method, body limit) with the parser each applies.
+// World checks that they are the operations of docs/openapi.json, which tests/contract holds to
+// plotqd's router, so that a route added there is not left unfuzzed here.
 struct RouteRow {
   const char* method;
   const char* pattern;
   std::size_t body_limit;  // 0: the server's
   Model model;
-  Need need;
+  Check check;
 };
 const RouteRow kRoutes[] = {
-    {"GET", "/healthz", 0, no_body, Need::user},
-    {"GET", "/", 0, no_body, Need::user},
-    {"GET", "/static/app.js", 0, no_body, Need::user},
-    {"GET", "/static/style.css", 0, no_body, Need::user},
-    {"GET", "/v1/status", 0, no_body, Need::user},
-    {"GET", "/status", 0, no_body, Need::assistant},
-    {"POST", "/run-data", kRunDataBodyLimit, [](const Request& r) { plotq::fuzz::run_data_body(r.body); }, Need::assistant},
-    {"POST", "/render", kRenderBodyLimit, [](const Request& r) { plotq::fuzz::render_body(r.body); }, Need::assistant},
-    {"POST", "/render/{job_id}/cancel", 0, no_body, Need::assistant},
-    {"POST", "/v1/sessions", 0, no_body, Need::user},
-    {"POST", "/v1/sessions/{id}/messages", 2 * 1024 * 1024, [](const Request& r) { plotq::fuzz::message_body(r.body); }, Need::user},
-    {"GET", "/v1/sessions/{id}/turns/{turn}/events", 0, resume, Need::user},
-    {"POST", "/v1/sessions/{id}/turns/{turn}/cancel", 0, no_body, Need::user},
-    {"GET", "/v1/sessions/{id}/turns/{turn}/plots/{file}", 0, no_body, Need::user},
-    {"GET", "/v1/sessions/{id}/datasets", 0, no_body, Need::user},
-    {"POST", "/v1/sessions/{id}/datasets", kPasteBodyLimit, [](const Request& r) { plotq::fuzz::paste_body(r.body); }, Need::user},
-    {"GET", "/v1/sessions/{id}/datasets/{version}", 0, no_body, Need::user},
-    {"POST", "/v1/sessions/{id}/datasets/{version}/confirm", 0, no_body, Need::user},
+    {"GET", "/healthz", 0, no_body, Check::user},
+    {"GET", "/readyz", 0, no_body, Check::user},
+    {"GET", "/openapi.json", 0, no_body, Check::user},
+    {"GET", "/metrics", 0, no_body, Check::metrics},
+    {"GET", "/", 0, no_body, Check::user},
+    {"GET", "/static/app.js", 0, no_body, Check::user},
+    {"GET", "/static/style.css", 0, no_body, Check::user},
+    {"GET", "/v1/status", 0, no_body, Check::user},
+    {"GET", "/status", 0, no_body, Check::assistant},
+    {"POST", "/run-data", kRunDataBodyLimit, [](const Request& r) { plotq::fuzz::run_data_body(r.body); }, Check::assistant},
+    {"POST", "/render", kRenderBodyLimit, [](const Request& r) { plotq::fuzz::render_body(r.body); }, Check::assistant},
+    {"POST", "/render/{job_id}/cancel", 0, no_body, Check::assistant},
+    {"POST", "/v1/sessions", 0, no_body, Check::user},
+    {"POST", "/v1/sessions/{id}/messages", 2 * 1024 * 1024, [](const Request& r) { plotq::fuzz::message_body(r.body); }, Check::user},
+    {"GET", "/v1/sessions/{id}/turns/{turn}/events", 0, resume, Check::user},
+    {"POST", "/v1/sessions/{id}/turns/{turn}/cancel", 0, no_body, Check::user},
+    {"GET", "/v1/sessions/{id}/turns/{turn}/plots/{file}", 0, no_body, Check::user},
+    {"GET", "/v1/sessions/{id}/datasets", 0, no_body, Check::user},
+    {"POST", "/v1/sessions/{id}/datasets", kPasteBodyLimit, [](const Request& r) { plotq::fuzz::paste_body(r.body); }, Check::user},
+    {"GET", "/v1/sessions/{id}/datasets/{version}", 0, no_body, Check::user},
+    {"POST", "/v1/sessions/{id}/datasets/{version}/confirm", 0, no_body, Check::user},
 };
 
 struct World {
@@ -64,19 +75,29 @@ struct World {
   CallerCheck callers{AuthConfig{"fuzz-token-alice-0001=alice,fuzz-token-service-01=svc:assistant", "production"}};
   std::size_t max_body = 0;
   World() {
+    std::vector<std::string> operations;
     for (const auto& row : kRoutes) {
       RouteOptions o;
       if (row.body_limit) o.body_limit = row.body_limit;
       Model model = row.model;
-      Need need = row.need;
-      const CallerCheck* check = &callers;
-      router.add(row.method, row.pattern, [model, need, check](Request req, std::shared_ptr<Responder>) {
-        CallerVerdict v = check->verify(req, need);
-        PLOTQ_FUZZ_CHECK(v.caller.has_value() == v.error.empty());
+      Check check = row.check;
+      const CallerCheck* users = &callers;
+      router.add(row.method, row.pattern, [model, check, users](Request req, std::shared_ptr<Responder>) {
+        if (check == Check::metrics) {
+          std::string_view code = check_metrics_caller(req, "fuzz-metrics-token-0001");
+          PLOTQ_FUZZ_CHECK(code.empty() || find_error(code) != nullptr);
+        } else {
+          CallerVerdict v = users->verify(req, check == Check::user ? Need::user : Need::assistant);
+          PLOTQ_FUZZ_CHECK(v.caller.has_value() == v.error.empty());
+        }
         model(req);
       }, o);
+      operations.push_back(std::string(row.method) + " " + row.pattern);
     }
     max_body = router.max_body_limit(cfg.body_limit);
+    std::ifstream doc(PLOTQ_SOURCE_DIR "/docs/openapi.json");
+    std::sort(operations.begin(), operations.end());
+    PLOTQ_FUZZ_CHECK(operations == openapi_operations(nlohmann::json::parse(doc)));
   }
 };
 
