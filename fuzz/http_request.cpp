@@ -72,7 +72,9 @@ const RouteRow kRoutes[] = {
 struct World {
   Router router;
   HttpConfig cfg;
-  CallerCheck callers{AuthConfig{"fuzz-token-alice-0001=alice,fuzz-token-service-01=svc:assistant", "production"}};
+  AuthConfig auth{"fuzz-token-alice-0001=alice,fuzz-token-service-01=svc:assistant", "production",
+                  "fuzz-metrics-token-0001"};
+  CallerCheck callers{auth};
   std::size_t max_body = 0;
   World() {
     std::vector<std::string> operations;
@@ -82,9 +84,10 @@ struct World {
       Model model = row.model;
       Check check = row.check;
       const CallerCheck* users = &callers;
-      router.add(row.method, row.pattern, [model, check, users](Request req, std::shared_ptr<Responder>) {
+      std::string metrics_token = auth.metrics_token;
+      router.add(row.method, row.pattern, [model, check, users, metrics_token](Request req, std::shared_ptr<Responder>) {
         if (check == Check::metrics) {
-          std::string_view code = check_metrics_caller(req, "fuzz-metrics-token-0001");
+          std::string_view code = check_metrics_caller(req, metrics_token);
           PLOTQ_FUZZ_CHECK(code.empty() || find_error(code) != nullptr);
         } else {
           CallerVerdict v = users->verify(req, check == Check::user ? Need::user : Need::assistant);
