@@ -9,6 +9,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -569,4 +571,66 @@ TEST_CASE("JavaScript snippets through the host: exact sizes and an endless loop
   CHECK(bad.code == "snippet_error");
   CHECK(bad.error_class == std::optional<std::string>("TypeError"));
   CHECK(bad.error_line == std::optional<int>(3));
+}
+
+// The finding of issue 33, through the host as plotqd runs it (run twice by ctest: with the network
+// namespace, and as figure.hostile_no_netns with PLOTQ_FIGURE_NETNS=0, where the page and the
+// browser's flags alone must hold): a snippet whose RTCPeerConnection aims ICE (STUN, TURN over UDP
+// and TCP) at a listener on TCP and UDP, 127.0.0.1 and ::1. The page's prelude has removed the
+// API, so the attack line throws (its class and line come back: the line ran) and nothing arrives.
+TEST_CASE("hostile snippet: WebRTC at a listener on TCP and UDP, 127.0.0.1 and ::1, throws at its line and reaches nothing") {
+  plotq::set_log_enabled(false);
+  asio::io_context io;
+  int hits = 0;
+  asio::ip::tcp::acceptor tcp4(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const unsigned short port = tcp4.local_endpoint().port();
+  asio::ip::tcp::acceptor tcp6(io);
+  tcp6.open(asio::ip::tcp::v6());
+  tcp6.set_option(asio::ip::v6_only(true));
+  tcp6.bind(asio::ip::tcp::endpoint(asio::ip::make_address("::1"), port));
+  tcp6.listen();
+  asio::ip::udp::socket udp4(io, asio::ip::udp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  asio::ip::udp::socket udp6(io);
+  udp6.open(asio::ip::udp::v6());
+  udp6.set_option(asio::ip::v6_only(true));
+  udp6.bind(asio::ip::udp::endpoint(asio::ip::make_address("::1"), port));
+  std::function<void(asio::ip::tcp::acceptor&)> accept = [&](asio::ip::tcp::acceptor& a) {
+    a.async_accept([&](const boost::system::error_code& ec, asio::ip::tcp::socket) {
+      if (ec) return;
+      ++hits;
+      accept(a);
+    });
+  };
+  char buf[2048];
+  asio::ip::udp::endpoint from;
+  std::function<void(asio::ip::udp::socket&)> receive = [&](asio::ip::udp::socket& s) {
+    s.async_receive_from(asio::buffer(buf), from, [&](const boost::system::error_code& ec, std::size_t) {
+      if (ec) return;
+      ++hits;
+      receive(s);
+    });
+  };
+  accept(tcp4);
+  accept(tcp6);
+  receive(udp4);
+  receive(udp6);
+
+  const std::string P = std::to_string(port);
+  const std::string ice = "{ iceServers: [{ urls: ['stun:127.0.0.1:" + P + "', 'stun:[::1]:" + P + "'] }, { urls: ['turn:127.0.0.1:" + P +
+                          "?transport=udp', 'turn:127.0.0.1:" + P + "?transport=tcp', 'turn:[::1]:" + P + "?transport=udp', 'turn:[::1]:" + P +
+                          "?transport=tcp'], username: 'u', credential: 'p' }] }";
+  TempDir dir;
+  FigureRenderer r(io, test_config());
+  // Line 3 is the attack, in the page's own global and in a fresh iframe's.
+  for (const std::string realm : {"window", "document.body.appendChild(document.createElement('iframe')).contentWindow"}) {
+    write_file(dir.path / "rtc.js", "const t = window.ANYPLOT_TOKENS;\nconst W = " + realm + ";\nconst pc = new W.RTCPeerConnection(" + ice +
+                                        ");\npc.createDataChannel('x');\npc.createOffer().then((o) => pc.setLocalDescription(o));\n");
+    FigureResult res = render_snippet(io, r, dir.path / "rtc.js", dir.path / "rtc.png", {"d3", "light", false});
+    INFO(realm << ": " << res.code << " " << res.detail);
+    CHECK(res.code == "snippet_error");
+    CHECK(res.error_class == std::optional<std::string>("TypeError"));
+    CHECK(res.error_line == std::optional<int>(3));
+  }
+  run_for(io, std::chrono::milliseconds(1500));
+  CHECK(hits == 0);
 }

@@ -45,13 +45,21 @@ export const DEFAULT_OPTIONS = Object.freeze({
   snippetMaxBytes: SNIPPET_MAX_BYTES,
   snippetSpare: true,     // one strict snippet context made ahead while idle (snippet_context.mjs)
   snippetPreload: true,   // ... with its library loaded during a run of one library (the same)
-  // false drops the browser-wide network flags (closed proxy, names never resolve): tests only, so
-  // that a page's own rules (policy, route) are all that stands between it and a local listener.
+  // The layers, each switchable for tests only (renderer.mjs has no argument for either, so no
+  // setting or request reaches them): tests/figure/hostile.test.mjs runs its attacks with one layer
+  // at a time. browserNetworkRules false drops the browser-wide network flags (closed proxy, names
+  // never resolve, WebRTC only through the proxy); pageRules false drops the page's own rules (its
+  // Content-Security-Policy, the route, the prelude that removes WebRTC: page_prelude.mjs).
   browserNetworkRules: true,
+  pageRules: true,
 });
 
 // Flags that work as root on Debian 12 (platform facts) plus network belt-and-braces: every
 // request is aborted by the route before it leaves, the proxy is a closed port, names never resolve.
+// WebRTC opens its own sockets (ICE: STUN and TURN over UDP and TCP, host candidates), which
+// neither the page's policy nor the route sees: `disable_non_proxied_udp` keeps it off UDP and
+// sends its TCP through the proxy, the closed port (measured with a listener on 127.0.0.1 and ::1:
+// with the proxy alone its UDP still arrived; with this flag alone and no proxy, its TURN-TCP did).
 export function chromiumArgs(opts) {
   const args = [
     '--disable-gpu',
@@ -67,7 +75,8 @@ export function chromiumArgs(opts) {
     `--js-flags=--max-old-space-size=${opts.maxHeapMb}`,
   ];
   if (opts.browserNetworkRules !== false) {
-    args.push('--proxy-server=127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--host-resolver-rules=MAP * ~NOTFOUND');
+    args.push('--proxy-server=127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--host-resolver-rules=MAP * ~NOTFOUND',
+      '--webrtc-ip-handling-policy=disable_non_proxied_udp');
   }
   if (!opts.webgl) args.push('--disable-webgl', '--disable-3d-apis');
   return args;

@@ -19,6 +19,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { newNonce, pageHtml } from './page.mjs';
+import { addPrelude } from './page_prelude.mjs';
 import { DEFAULT_CSS } from './canvas.mjs';
 
 // Runs in the page: what a clean page looks like (compared before each reuse).
@@ -56,7 +57,7 @@ export class SlotPool {
   async newSlot() {
     const nonce = newNonce();
     const file = path.join(this.fb.pagesDir, `${crypto.randomUUID()}.html`);
-    fs.writeFileSync(file, pageHtml(nonce, this.scriptUrls), { mode: 0o644, flag: 'wx' });
+    fs.writeFileSync(file, pageHtml(nonce, this.scriptUrls, this.fb.opts.pageRules), { mode: 0o644, flag: 'wx' });
     const pageUrl = pathToFileURL(file).href;
     const ctx = await this.fb.browser.newContext({
       viewport: { ...DEFAULT_CSS },
@@ -70,11 +71,14 @@ export class SlotPool {
       uses: 0, clean: null, viewport: { ...DEFAULT_CSS } };
     const allowed = new Set([pageUrl, ...this.scriptUrls]);
     try {
-      await ctx.route('**/*', (route) => {
-        if (allowed.has(route.request().url())) return route.continue();
-        slot.blocked++;
-        return route.abort('blockedbyclient');
-      });
+      if (this.fb.opts.pageRules) {
+        await addPrelude(ctx);
+        await ctx.route('**/*', (route) => {
+          if (allowed.has(route.request().url())) return route.continue();
+          slot.blocked++;
+          return route.abort('blockedbyclient');
+        });
+      }
       slot.page = await ctx.newPage();
       slot.page.on('crash', () => { slot.crashed = true; });
       await slot.page.goto(pageUrl, { waitUntil: 'load', timeout: this.fb.opts.pageTimeoutMs });

@@ -20,6 +20,7 @@ import { DEVICE_SCALE, ORIENTATIONS } from './snippet.mjs';
 import { newNonce } from './page.mjs';
 import { preloadPageHtml } from './snippet_page.mjs';
 import { settles, closePage, closeContext } from './snippet_teardown.mjs';
+import { addPrelude } from './page_prelude.mjs';
 
 // A held request: the route waits on `decided` (true: let it through, false: abort).
 function holdable() {
@@ -67,8 +68,12 @@ export async function openContext(fb, { strict, preload = null }) {
     done.then(() => { for (const f of ownFiles) fs.rmSync(f, { force: true }); });
     return done;
   };
+  // The page's rules: the route here, the prelude, the policy (snippet_page.mjs). A test may turn
+  // them off (FigureBrowser's pageRules) to show the layers beneath holding alone.
+  const rules = strict && fb.opts.pageRules;
   try {
-    if (strict) {
+    if (rules) {
+      await addPrelude(ctx);
       await ctx.route('**/*', (route) => {
         const req = route.request();
         const h = held.get(req.url());
@@ -136,7 +141,7 @@ export async function openContext(fb, { strict, preload = null }) {
       preloaded.pageUrl = pathToFileURL(doc).href;
       held.set(preloaded.jobUrl, holdable());
       held.set(preloaded.snippetUrl, holdable());
-      fs.writeFileSync(doc, preloadPageHtml({ nonce: newNonce(), bundleUrl, jobUrl: preloaded.jobUrl, snippetUrl: preloaded.snippetUrl }), { mode: 0o644, flag: 'wx' });
+      fs.writeFileSync(doc, preloadPageHtml({ nonce: newNonce(), bundleUrl, jobUrl: preloaded.jobUrl, snippetUrl: preloaded.snippetUrl, policy: rules }), { mode: 0o644, flag: 'wx' });
       ownFiles.push(doc);
       for (const u of [preloaded.pageUrl, bundleUrl]) allowed.add(u);
       // Committed is enough: the bundle loads and runs while the spare waits for its job.
@@ -184,6 +189,7 @@ export class ContextSpare {
   // Read when the spare is made, so it follows the newest job's library even when that job took
   // its context before the previous job's refill came.
   want() {
+    if (!this.fb.opts.pageRules) return null;   // a preloaded page waits on requests the route holds
     const [a, b] = this.recent;
     const bundle = a === b && b ? this.fb.preloadBundle(b) : null;
     return bundle ? { library: b, bundle } : null;

@@ -99,7 +99,7 @@ export async function drawSnippet(fb, job, st, hooks = {}) {
     } else if (!job.bare) {
       const own = writePageFile('.js', bundled ? bundled.code : blockScoped(source));
       scripts = bundled && !bundled.vendor ? [own] : [pathToFileURL(bundled ? vendorFile : lib.bundle).href, own];
-      pageUrl = writePageFile('.html', strictPageHtml({ nonce: newNonce(), tokens, css, scripts }));
+      pageUrl = writePageFile('.html', strictPageHtml({ nonce: newNonce(), tokens, css, scripts, policy: fb.opts.pageRules }));
     }
     if (!job.bare) {
       // The snippet's own script is the last: its line, or for MUI X the source map's.

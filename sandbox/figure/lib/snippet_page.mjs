@@ -7,7 +7,7 @@
 //     globals by a nonce'd inline script that also counts policy violations.
 //   bare: the reference harness's page exactly (no policy, everything inline, the snippet in
 //     try/catch), the control for sweeps. `snippetLine` maps a page line back to the snippet.
-import { contentSecurityPolicy } from './page.mjs';
+import { policyMeta } from './page.mjs';
 import { FONT_FAMILY } from './snippet.mjs';
 
 const attr = (s) => String(s).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
@@ -34,11 +34,11 @@ function globals(tokens, css) {
   window.ANYPLOT_SIZE = { width: ${css.width}, height: ${css.height} };`;
 }
 
-// The head both strict pages open with: the policy first, no referrer.
-const strictHead = (nonce) => `<!doctype html>
+// The head both strict pages open with: the policy first (unless a test turned the page's rules
+// off: FigureBrowser's pageRules), no referrer.
+const strictHead = (nonce, policy) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${attr(contentSecurityPolicy(nonce))}">
-<meta name="referrer" content="no-referrer">
+${policyMeta(nonce, policy)}<meta name="referrer" content="no-referrer">
 <title>plotq snippet</title>`;
 
 // The violation count lives in a closure behind a non-configurable getter, and its listener is
@@ -53,9 +53,9 @@ const scriptTags = (n, urls) => urls.map((u) => `<script nonce="${n}" src="${att
 
 // scripts: file:// URLs in load order (the library bundle, then the snippet; for muix the one
 // esbuild bundle, or the vendor script and the snippet's bundle).
-export function strictPageHtml({ nonce, tokens, css, scripts }) {
+export function strictPageHtml({ nonce, tokens, css, scripts, policy = true }) {
   const n = attr(nonce);
-  return `${strictHead(nonce)}
+  return `${strictHead(nonce, policy)}
 <style>
   ${pageCss(tokens, css)}
 </style>
@@ -79,9 +79,9 @@ ${scriptTags(n, scripts)}
 // while the document is still loading, so the snippet sees what it sees on a strict page (load
 // events still to come, document.write still parsing). The violation counter comes first here,
 // since it does not depend on the job.
-export function preloadPageHtml({ nonce, bundleUrl, jobUrl, snippetUrl }) {
+export function preloadPageHtml({ nonce, bundleUrl, jobUrl, snippetUrl, policy = true }) {
   const n = attr(nonce);
-  return `${strictHead(nonce)}
+  return `${strictHead(nonce, policy)}
 </head>
 <body>
 <div id="container"></div>
