@@ -6,6 +6,7 @@
 // strict and bare, hostile snippets against a local listener (this process is NOT in a network
 // namespace, and that browser runs without its network flags: the page's own rules are all that
 // keeps the listener quiet; the bare page, without them, reaches it), and renderer.mjs's protocol.
+// Every other way out of the page, each layer alone: hostile.test.mjs.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -289,39 +290,6 @@ describe('hostile snippets', () => {
   after(async () => { await fb.close(); lis.server.close(); });
   const quiet = async (what) => { await settle(300); assert.equal(lis.connections, 0, `${what}: the listener was reached: ${JSON.stringify(lis.lines)}`); };
   const L = () => lis.url;
-
-  test('network: every way out is refused by the page\'s own rules, and counted', async () => {
-    const attacks = [
-      ['fetch', `fetch("${L()}/f").catch(() => {});`, 'csp'],
-      ['XHR', `const x = new XMLHttpRequest(); x.open("GET", "${L()}/x"); x.send();`, 'csp'],
-      ['WebSocket', `try { new WebSocket("ws://127.0.0.1:${lis.port}/w"); } catch (e) {}`, 'csp'],
-      ['image', `new Image().src = "${L()}/i.png";`, 'csp'],
-      ['@import', `const s = document.createElement("style"); s.textContent = '@import url("${L()}/a.css");'; document.head.appendChild(s);`, 'csp'],
-      ['stylesheet', `const l = document.createElement("link"); l.rel = "stylesheet"; l.href = "${L()}/b.css"; document.head.appendChild(l);`, 'csp'],
-      ['font-face', `new FontFace("x", 'url("${L()}/f.woff2")').load().catch(() => {});`, 'csp'],
-      ['sendBeacon', `try { navigator.sendBeacon("${L()}/b", "x"); } catch (e) {}`, 'csp'],
-      ['iframe', `const f = document.createElement("iframe"); f.src = "${L()}/frame"; document.body.appendChild(f);`, 'csp'],
-      ['script without nonce', `const s = document.createElement("script"); s.src = "${L()}/s.js"; document.body.appendChild(s);`, 'csp'],
-      ['script with the stolen nonce', `const s = document.createElement("script"); s.nonce = document.currentScript.nonce; s.src = "${L()}/n.js"; document.body.appendChild(s);`, 'route'],
-      ['dynamic import', `import("${L()}/m.js").catch(() => {});`, 'route'],
-      ['form submit', `const f = document.createElement("form"); f.method = "post"; f.action = "${L()}/form"; document.body.appendChild(f); f.submit();`, 'navigated'],
-      ['window.open', `window.open("${L()}/popup");`, 'popup'],
-      ['location', `location = "${L()}/nav";`, 'navigated'],
-      ['meta refresh', `document.head.insertAdjacentHTML("beforeend", '<meta http-equiv="refresh" content="0;url=${L()}/refresh">');`, 'navigated'],
-    ];
-    for (const [what, attack, how] of attacks) {
-      const r = await render(fb, 'd3', [drawing('d3', 'landscape'), `{ ${attack} }`, 'setTimeout(() => { window.__anyplotReady = true; }, 500);']);
-      if (how === 'navigated') {
-        assert.equal(r.code, 'navigated', `${what}: ${JSON.stringify(r)}`);
-      } else {
-        assert.equal(r.code, 'ok', `${what}: ${JSON.stringify(r)}`);
-        if (how === 'csp') assert.ok(r.csp_violations >= 1, `${what}: refused by the policy (${JSON.stringify(r)})`);
-        if (how === 'route') assert.ok(r.blocked_requests >= 1, `${what}: aborted by the route (${JSON.stringify(r)})`);
-        if (how === 'popup') assert.deepEqual([r.popups, r.blocked_requests >= 1], [1, true], `${what}: ${JSON.stringify(r)}`);
-      }
-      await quiet(what);
-    }
-  });
 
   test('requests still in flight when a job ends, times out or navigates never get out', async () => {
     // script loads with the stolen nonce pass the policy and are refused only by the route
