@@ -1,6 +1,6 @@
 #include "server/turn_events.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -67,7 +67,7 @@ void EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
   };
   try {
     const auto began = std::chrono::steady_clock::now();
-    SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    store::Tx tx(db_);
     for (auto& p : batch) write(p);
     tx.commit();
     ++commits_;
@@ -80,7 +80,7 @@ void EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
   // timeout): store what can be stored row by row, so one turn's failure is not everybody's.
   for (auto& p : batch) {
     try {
-      SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+      store::Tx tx(db_);
       write(p);
       tx.commit();
     } catch (const std::exception& e) {

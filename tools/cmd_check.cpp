@@ -21,7 +21,7 @@ void check_migrations(store::IntegrityReport& r) {
     store::Options o;
     o.read_only = true;
     auto db = store::Db::open(r.path, o);
-    store::verify_applied(*db, store::known_migrations());
+    store::verify_applied(*db, store::known_migrations(db->engine()));
   } catch (const store::StoreError& e) {
     r.problems.push_back({e.code(), e.what()});
   }
