@@ -54,16 +54,16 @@ conninfo() { echo "host=$1 user=postgres dbname=postgres"; }
 start() {
   local dir=$1 bin
   touch "$dir/.plotq-pg"
-  bin=$(find_bindir) || exit 2
+  bin=$(find_bindir) || return 2
   # A Unix socket path holds at most 107 bytes.
   if [ $((${#dir} + 16)) -gt 107 ]; then
     echo "pg.sh: $dir is too long for a Unix socket path; use a shorter TMPDIR" >&2
-    exit 2
+    return 2
   fi
   if [ "$(id -u)" = 0 ]; then
     if ! id -u postgres >/dev/null 2>&1; then
       echo "pg.sh: running as root, but there is no 'postgres' user to run the server as (initdb refuses root)" >&2
-      exit 2
+      return 2
     fi
     chown postgres: "$dir"
     if ! runuser -u postgres -- test -x "$dir"; then
@@ -138,6 +138,7 @@ case "${1:-}" in
     ;;
   start)
     [ $# -le 2 ] || usage
+    find_bindir >/dev/null || exit 2
     if [ -n "${2:-}" ]; then
       dir=$2
       mkdir -p "$dir"
