@@ -54,7 +54,7 @@ DatasetVersionInfo add_next_version(Db& db, const NewDatasetVersion& v, UnixSeco
     Stmt q(s,
         "INSERT INTO dataset_versions(session_id, version, source, csv, code, parent_version, "
         "rows, cols, bytes, turn_id, job_id, created_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, length(CAST(?4 AS BLOB)), ?9, ?10, ?11)");
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?12, ?9, ?10, ?11)");
     q.bind(1, v.session_id);
     q.bind(2, static_cast<std::int64_t>(next));
     detail::bind_sv(q, 3, to_string(v.source));
@@ -66,6 +66,9 @@ DatasetVersionInfo add_next_version(Db& db, const NewDatasetVersion& v, UnixSeco
     detail::bind_opt(q, 9, v.turn_id);
     detail::bind_opt(q, 10, v.job_id);
     q.bind(11, iso_utc(now));
+    // The CSV's size in bytes, counted here (the schema's CHECK compares it with the text's): SQLite
+    // counts bytes as length(CAST(x AS BLOB)), PostgreSQL as octet_length(x).
+    q.bind(12, static_cast<std::int64_t>(v.csv.size()));
     q.exec();
     tx.commit();
     DatasetVersionInfo info;

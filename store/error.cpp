@@ -39,6 +39,9 @@ void rethrow_sqlite(const SQLite::Exception& e, std::string_view what) {
 std::string code_for_sqlstate(std::string_view s) {
   auto cls = s.substr(0, 2);
   if (cls == "23") return "constraint";
+  // A value the column's type cannot hold (text into a number, out of range, too long, bytes that
+  // are not UTF-8): SQLite's STRICT tables refuse the first ones as SQLITE_CONSTRAINT_DATATYPE.
+  if (s == "22P02" || s == "22003" || s == "22001" || s == "22021" || s == "22P05") return "constraint";
   if (s == "40001" || s == "40P01" || s == "55P03" || s == "57014") return "busy";
   if (s == "53100") return "disk_full";
   if (cls == "53" || cls == "58") return "io";

@@ -62,16 +62,18 @@ Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds no
       return b;
     }
     detail::ensure_user(s, user_id, now);
+    // The counted column named with its table: PostgreSQL reads a bare `count` here as ambiguous
+    // (EXCLUDED has one too).
     Stmt d(s,
         "INSERT INTO quota_days(user_id, counter, day, count) VALUES (?, ?, ?, 1) "
-        "ON CONFLICT(user_id, counter, day) DO UPDATE SET count = count + 1");
+        "ON CONFLICT(user_id, counter, day) DO UPDATE SET count = quota_days.count + 1");
     d.bind(1, user_id);
     detail::bind_sv(d, 2, name);
     d.bind(3, utc_day(now));
     d.exec();
     Stmt m(s,
         "INSERT INTO quota_minutes(user_id, counter, minute, count) VALUES (?, ?, ?, 1) "
-        "ON CONFLICT(user_id, counter, minute) DO UPDATE SET count = count + 1");
+        "ON CONFLICT(user_id, counter, minute) DO UPDATE SET count = quota_minutes.count + 1");
     m.bind(1, user_id);
     detail::bind_sv(m, 2, name);
     m.bind(3, utc_minute(now));

@@ -75,7 +75,9 @@ std::vector<Session> list_for_user(Db& db, const std::string& user_id, bool open
     Stmt q(db, std::string("SELECT ") + kCols +
                                       " FROM sessions WHERE user_id = ?" +
                                       (open_only ? " AND closed_at IS NULL" : "") +
-                                      " ORDER BY created_at DESC, rowid DESC LIMIT ?");
+                                      // Ties (one second) by id: PostgreSQL has no rowid, and both
+                                      // engines must list alike.
+                                      " ORDER BY created_at DESC, id DESC LIMIT ?");
     q.bind(1, user_id);
     q.bind(2, limit);
     while (q.executeStep()) out.push_back(row(q));

@@ -128,7 +128,7 @@ std::optional<Turn> active_for_user(Db& db, const std::string& user_id) {
   return guarded("find active turn", [&]() -> std::optional<Turn> {
     Stmt q(db, std::string("SELECT ") + kCols +
                                       " FROM turns WHERE user_id = ? AND status <> 'done' "
-                                      "ORDER BY created_at LIMIT 1");
+                                      "ORDER BY created_at, id LIMIT 1");
     q.bind(1, user_id);
     if (!q.executeStep()) return std::nullopt;
     return row(q);
@@ -199,7 +199,9 @@ std::vector<Turn> list_for_session(Db& db, const std::string& session_id, int li
   return guarded("list turns", [&] {
     std::vector<Turn> out;
     Stmt q(db, std::string("SELECT ") + kCols +
-                                      " FROM turns WHERE session_id = ? ORDER BY created_at, rowid LIMIT ?");
+                                      // Ties (one second) by id: PostgreSQL has no rowid, and both
+                                      // engines must list alike.
+                                      " FROM turns WHERE session_id = ? ORDER BY created_at, id LIMIT ?");
     q.bind(1, session_id);
     q.bind(2, limit);
     while (q.executeStep()) out.push_back(row(q));
