@@ -1,5 +1,6 @@
 // Concurrent quota bookings (several processes, several threads, each with its own connection)
-// never exceed the cap, and concurrent dataset versions never share a number.
+// never exceed the cap, and concurrent dataset versions never share a number: on SQLite (one file,
+// BEGIN IMMEDIATE) and on PostgreSQL (one schema, the store's advisory write lock), the same test.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -10,27 +11,29 @@
 #include "store/datasets.hpp"
 #include "store/quotas.hpp"
 #include "store/sessions.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::kNow;
-using plotq::store::test::migrated;
-using plotq::store::test::TempDir;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 
 namespace {
 
 Options patient() {
   Options o;
   o.busy_timeout_ms = 30000;  // contention on 2 cores: wait rather than fail
+  o.lock_timeout_ms = 30000;  // the same on PostgreSQL
   return o;
 }
 
 }  // namespace
 
-TEST_CASE("concurrency: bookings from several processes never exceed the day cap") {
-  TempDir t;
-  std::string path = t.file("p.db");
-  { migrated(path); }
+TEMPLATE_TEST_CASE("concurrency: bookings from several processes never exceed the day cap", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
+  { st.migrated(); }
   constexpr int kProcs = 6, kTries = 20, kCap = 50;  // 120 attempts for 50 places
   std::vector<pid_t> pids;
   std::vector<int> out_pipes;
@@ -78,10 +81,10 @@ TEST_CASE("concurrency: bookings from several processes never exceed the day cap
   CHECK(quotas::counts(*db, "alice", Counter::data_runs, kNow).day == kCap);
 }
 
-TEST_CASE("concurrency: bookings from several threads never exceed the minute cap") {
-  TempDir t;
-  std::string path = t.file("p.db");
-  { migrated(path); }
+TEMPLATE_TEST_CASE("concurrency: bookings from several threads never exceed the minute cap", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
+  { st.migrated(); }
   constexpr int kThreads = 6, kTries = 15, kCap = 40;
   std::atomic<int> booked{0}, refused_minute{0}, errors{0};
   std::vector<std::thread> threads;
@@ -108,11 +111,12 @@ TEST_CASE("concurrency: bookings from several threads never exceed the minute ca
   CHECK(c.day == kCap);
 }
 
-TEST_CASE("concurrency: dataset versions added from several processes are 1..N without gaps") {
-  TempDir t;
-  std::string path = t.file("p.db");
+TEMPLATE_TEST_CASE("concurrency: dataset versions added from several processes are 1..N without gaps", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
   {
-    auto db = migrated(path);
+    auto db = st.migrated();
     sessions::create(*db, "s", "alice", kNow);
   }
   constexpr int kProcs = 4, kEach = 10;

@@ -4,8 +4,9 @@
 // tools/pg.sh run sets it). A behaviour that differs between the engines fails the test.
 //
 // Without PLOTQ_TEST_PG a PostgreSQL case exits 77, which CTest reports as skipped
-// (SKIP_RETURN_CODE in tests/store/CMakeLists.txt): never passed. Run the SQLite cases alone by hand
-// with `store_tests '~[postgresql]'`.
+// (SKIP_RETURN_CODE in tests/store/CMakeLists.txt): never passed. Catch2 names the cases
+// "<name> - OnSqlite" and "<name> - OnPostgres": run the SQLite cases alone by hand with
+// `store_tests '~*OnPostgres'`.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "store/db.hpp"
 #include "store/ids.hpp"
 #include "store/migrate.hpp"
+#include "store/error.hpp"
 #include "store/sql.hpp"
 #include "tests/store/helpers.hpp"
 
@@ -56,7 +58,7 @@ class StoreUnderTest {
     if (schema_.empty()) return;
     try {
       auto admin = Db::open(server_);
-      admin->exec("DROP SCHEMA " + schema_ + " CASCADE");
+      admin->exec("SET client_min_messages = warning; DROP SCHEMA " + schema_ + " CASCADE");  // no NOTICE per table
     } catch (const std::exception&) {
     }
   }
@@ -78,5 +80,26 @@ class StoreUnderTest {
   std::string schema_;
   std::string target_;
 };
+
+// The first column of the first row of a query (0 / "" when there is none), on either engine.
+inline std::int64_t int_of(Db& db, const std::string& sql) {
+  Stmt q(db, sql);
+  return q.executeStep() ? q.getColumn(0).getInt64() : 0;
+}
+inline std::string text_of(Db& db, const std::string& sql) {
+  Stmt q(db, sql);
+  return q.executeStep() ? q.getColumn(0).getString() : std::string();
+}
+
+// Runs SQL as an admin would (no repository in between): "" when it was accepted, else the
+// StoreError code either engine's failure maps to (a refused row is "constraint" on both).
+inline std::string raw(Db& db, const std::string& sql) {
+  try {
+    guarded("raw SQL", [&] { db.exec(sql); });
+  } catch (const StoreError& e) {
+    return e.code();
+  }
+  return "";
+}
 
 }  // namespace plotq::store::test
