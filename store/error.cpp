@@ -47,7 +47,8 @@ std::string code_for_sqlstate(std::string_view s) {
   if (cls == "53" || cls == "58") return "io";
   if (s == "XX001" || s == "XX002") return "corrupt";
   if (cls == "08" || s == "57P01" || s == "57P02" || s == "57P03") return "unreachable";
-  if (cls == "28" || s == "3D000" || s == "42501") return "db_open";
+  // 25006: a write in a read-only session (a read-only open), as SQLITE_READONLY.
+  if (cls == "28" || s == "3D000" || s == "42501" || s == "25006") return "db_open";
   return "postgresql";
 }
 

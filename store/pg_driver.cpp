@@ -231,7 +231,12 @@ class PgConn final : public Conn {
     std::string sql = "SET TIME ZONE 'UTC'; SET statement_timeout = " + std::to_string(o.statement_timeout_ms) +
                       "; SET lock_timeout = " + std::to_string(o.lock_timeout_ms) +
                       "; SET idle_in_transaction_session_timeout = " +
-                      std::to_string(std::max(o.statement_timeout_ms, 1000) * 6);
+                      std::to_string(std::max(o.statement_timeout_ms, 1000) * 6) +
+                      // The server's NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) are not
+                      // ours to print on plotq's stderr.
+                      "; SET client_min_messages = warning";
+    // A read-only open (the CLI's listings and checks), as SQLite's read-only file: no write goes.
+    if (o.read_only) sql += "; SET default_transaction_read_only = on";
     Result r(PQexec(c, sql.c_str()));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c, r.get(), "session settings");
   }

@@ -464,6 +464,20 @@ TEMPLATE_TEST_CASE("turn_plots: a PNG's bytes round trip, a second put replaces 
   CHECK(code_of([&] { turn_plots::put(*db, "ghost", "dark", png, 1, 1, kNow); }) == "constraint");
 }
 
+// The CLI's listings open the store read-only: reads go, a write is refused as db_open.
+TEMPLATE_TEST_CASE("a read-only open reads and refuses every write with db_open", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  users::ensure(*st.migrated(), "alice", kNow);
+  Options ro;
+  ro.read_only = true;
+  auto db = st.open(ro);
+  CHECK(users::get(*db, "alice"));
+  CHECK(code_of([&] { users::ensure(*db, "bob", kNow); }) == "db_open");
+  CHECK(code_of([&] { sessions::create(*db, "s", "alice", kNow); }) == "db_open");
+  CHECK(code_of([&] { quotas::book(*db, "alice", Counter::messages, kNow, 10, 10); }) == "db_open");
+  CHECK(users::list(*db).size() == 1);
+}
+
 TEST_CASE("ids: new_id gives distinct lowercase hex of the asked length") {
   std::string a = new_id(), b = new_id();
   CHECK(a.size() == 16);
