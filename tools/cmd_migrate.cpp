@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <map>
 
-#include <SQLiteCpp/Statement.h>
-
 #include "store/db.hpp"
 #include "store/migrate.hpp"
 #include "tools/commands.hpp"
@@ -42,7 +40,8 @@ int cmd_migrate(Args args) {
     if (show_status) return status(*db);
     int before = store::schema_version(*db);
     int v = store::migrate(*db);
-    std::printf("%s: schema version %d (%d migration%s applied now)\n", path.c_str(), v, v - before,
+    // db->path(): a PostgreSQL target without its password.
+    std::printf("%s: schema version %d (%d migration%s applied now)\n", db->path().c_str(), v, v - before,
                 v - before == 1 ? "" : "s");
     return 0;
   } catch (const store::StoreError& e) {
