@@ -16,7 +16,7 @@ seconds=${PLOTQ_FUZZ_SECONDS:-15}
 # plotq are this tree's). What is left out and why: fuzz/README.md.
 suites=(store_tests store_cli_tests table_tests queue_tests runs_tests server_tests server_plotqd_tests
   turns_tests run_data_tests render_route_tests sandbox_tests metrics_format_tests metrics_queue_tests
-  metrics_plotqd_tests retention_tests storage_tests contract_tests submit_tests)
+  metrics_plotqd_tests retention_store_tests retention_tests storage_tests contract_tests submit_tests)
 suite_re='^(store|table|queue|runs|server|turns|run_data|render_route|sandbox|metrics|retention|storage|contract|submit)\.'
 # Timing tests whose bound ASan's slower fork and start-up path runs past (not memory findings).
 left_out='^turns\.the turn deadline kills a running job'
