@@ -311,3 +311,27 @@ TEMPLATE_TEST_CASE("cli: PLOTQ_DB names the database when --db is absent", "[eng
   CHECK(contains(slurp(out), st.target()));  // a target without a password is shown as it is
   CHECK(schema_version(*st.open()) == known_schema_version(TestType::engine));
 }
+
+// PostgreSQL only (a SQLite path has no password): the conninfo's password never reaches plotq's
+// output, neither when it connects (trust auth ignores it) nor when it cannot.
+TEST_CASE("cli: a PostgreSQL password in --db is never printed, connected or not") {
+  StoreUnderTest<OnPostgres> st;
+  const TempDir& t = st.dir();
+  const std::string secret = "s3cr3t-pw-4711";
+  Run m = run_plotq(t, "--db " + word(st.target() + " password=" + secret) + " migrate");
+  CHECK(m.rc == 0);
+  CHECK(contains(m.out, "password=***"));
+  Run c = run_plotq(t, "--db " + word(st.target() + " password=" + secret) + " check --json");
+  CHECK(c.rc == 0);
+  CHECK(contains(c.out, "password=***"));
+  // A server that is not there: the error names the target, without the password.
+  const std::string nowhere = "host=" + t.file("no-such-dir") + " dbname=x password=" + secret;
+  for (const char* cmd : {"migrate", "quotas", "ledger", "check", "prune --dry-run"}) {
+    INFO(cmd);
+    Run r = run_plotq(t, "--db " + word(nowhere) + " " + cmd);
+    CHECK(r.rc == 1);
+    CHECK(contains(r.out + r.err, "unreachable"));
+    CHECK_FALSE(contains(r.out + r.err, secret));
+  }
+  CHECK_FALSE(contains(m.out + m.err + c.out + c.err, secret));
+}
