@@ -8,6 +8,9 @@
 #   tools/pg.sh start [DIR]       start one in DIR (new or empty; default: a new temp dir) and print
 #                                 its conninfo; it runs until `tools/pg.sh stop DIR`
 #   tools/pg.sh stop DIR          stop it and remove DIR (only a dir that `start` made)
+#   tools/pg.sh down DIR [MODE]   stop its server and keep DIR (MODE fast, the default, or immediate:
+#                                 as in a crash, the next start replays the WAL); the fault tests
+#   tools/pg.sh up DIR            start that server again on the same data
 #   tools/pg.sh bindir            print the server binaries' dir (exit 2 when there are none)
 #   PLOTQ_PG_BINDIR=DIR           the binaries (default: /usr/lib/postgresql/15/bin, else
 #                                 `pg_config --bindir`)
@@ -18,7 +21,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -78,6 +81,12 @@ start() {
     cat "$dir/initdb.log" >&2
     return 1
   fi
+  serve "$dir" "$bin"
+}
+
+# serve DIR BIN: starts the server of the cluster in DIR (made by start).
+serve() {
+  local dir=$1 bin=$2
   # listen_addresses='': no TCP port at all; the socket lives in the cluster's own dir.
   if ! as_owner "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
     -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off" start >/dev/null; then
@@ -85,6 +94,28 @@ start() {
     tail -n 30 "$dir/log" >&2 || true
     return 1
   fi
+}
+
+# down DIR MODE / up DIR: the server of a cluster that start made stopped and started again, the
+# cluster kept (the fault tests restart their own server under load).
+own_cluster() {
+  if [ ! -f "$1/.plotq-pg" ] || [ ! -d "$1/data" ]; then
+    echo "pg.sh: $1 is not a cluster that tools/pg.sh start made" >&2
+    return 2
+  fi
+}
+down() {
+  local dir=$1 mode=$2 bin
+  own_cluster "$dir" || return 2
+  case "$mode" in fast | immediate) ;; *) usage ;; esac
+  bin=$(find_bindir) || return 2
+  as_owner "$dir" "$bin/pg_ctl" -D "$dir/data" -m "$mode" -w -t 30 stop >/dev/null
+}
+up() {
+  local dir=$1 bin
+  own_cluster "$dir" || return 2
+  bin=$(find_bindir) || return 2
+  serve "$dir" "$bin"
 }
 
 # stop DIR: stops the server (if it runs) and removes DIR, only if start made it.
@@ -161,6 +192,14 @@ case "${1:-}" in
   stop)
     [ $# -eq 2 ] || usage
     stop "$(cd "$2" 2>/dev/null && pwd || echo "$2")"
+    ;;
+  down)
+    [ $# -ge 2 ] && [ $# -le 3 ] || usage
+    down "$(cd "$2" && pwd)" "${3:-fast}"
+    ;;
+  up)
+    [ $# -eq 2 ] || usage
+    up "$(cd "$2" && pwd)"
     ;;
   bindir)
     find_bindir
