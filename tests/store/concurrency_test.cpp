@@ -11,6 +11,7 @@
 #include "store/datasets.hpp"
 #include "store/quotas.hpp"
 #include "store/sessions.hpp"
+#include "store/turns.hpp"
 #include "tests/store/engines.hpp"
 
 using namespace plotq::store;
@@ -155,4 +156,45 @@ TEMPLATE_TEST_CASE("concurrency: dataset versions added from several processes a
   auto list = datasets::list(*db, "s");
   REQUIRE(list.size() == size_t(kProcs * kEach));
   for (size_t i = 0; i < list.size(); ++i) CHECK(list[i].version == std::int64_t(i + 1));
+}
+
+TEMPLATE_TEST_CASE("concurrency: events appended to one turn from several processes get seq 1..N without gaps",
+                   "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
+  {
+    auto db = st.migrated();
+    sessions::create(*db, "s", "alice", kNow);
+    turns::create(*db, {"t", "s", "alice", 1, TurnAction::none}, kNow);
+  }
+  constexpr int kProcs = 4, kEach = 25;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int ok = 0;
+      try {
+        auto db = Db::open(path, patient());
+        for (int i = 0; i < kEach; ++i)
+          if (turns::append_event(*db, "t", "status", "{\"p\":" + std::to_string(p) + "}", kNow) > 0) ++ok;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child %d: %s\n", p, e.what());
+      }
+      ::_exit(ok);
+    }
+    pids.push_back(pid);
+  }
+  int total = 0;
+  for (pid_t pid : pids) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    total += WEXITSTATUS(status);
+  }
+  CHECK(total == kProcs * kEach);
+  auto db = Db::open(path);
+  auto evs = turns::events_after(*db, "t", 0, 1000);
+  REQUIRE(evs.size() == size_t(kProcs * kEach));
+  for (size_t i = 0; i < evs.size(); ++i) CHECK(evs[i].seq == std::int64_t(i + 1));
 }
