@@ -40,7 +40,7 @@ std::int64_t latest(Db& s, const std::string& session_id) {
 DatasetVersionInfo add_next_version(Db& db, const NewDatasetVersion& v, UnixSeconds now) {
   return guarded("add dataset version", [&] {
     Db& s = db;
-    Tx tx(s);
+    Tx tx(s, "datasets:" + v.session_id);  // the next version is read, then written
     Stmt ds(s, "INSERT INTO datasets(session_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING");
     ds.bind(1, v.session_id);
     ds.bind(2, iso_utc(now));

@@ -107,6 +107,12 @@ void register_settings(Settings& s, Options& o) {
   s.add("PLOTQ_DB_LOCK_TIMEOUT_MS", &o.lock_timeout_ms,
         "PostgreSQL: the longest wait for a lock (the store's write lock included), ms (then: busy)")
       .range(0, 600'000);
+  s.add("PLOTQ_DB_POOL_SIZE", &o.pool_size,
+        "PostgreSQL: plotqd's connections for store calls off the event loop (plus one for turn events)")
+      .range(1, 16);
+  s.add("PLOTQ_DB_PROBE_MS", &o.probe_ms,
+        "PostgreSQL: plotqd probes the store this often for /healthz and /readyz, ms")
+      .range(100, 60'000);
   s.add("PLOTQ_DB_CONNECT_TIMEOUT_S", &o.connect_timeout_s,
         "PostgreSQL: the longest wait for a connection, s, unless the conninfo sets connect_timeout")
       .range(1, 600);

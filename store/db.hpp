@@ -46,6 +46,12 @@ struct Options {
   int statement_timeout_ms = 10000;  // PLOTQ_DB_STATEMENT_TIMEOUT_MS
   int lock_timeout_ms = 5000;        // PLOTQ_DB_LOCK_TIMEOUT_MS
   int connect_timeout_s = 5;         // PLOTQ_DB_CONNECT_TIMEOUT_S (unless the conninfo sets one)
+  // PLOTQ_DB_POOL_SIZE: plotqd's connections (one worker thread each) for store calls off the
+  // event loop, plus one for the turn events, which are written in order.
+  int pool_size = 3;
+  // PLOTQ_DB_PROBE_MS: plotqd on PostgreSQL asks the store how it is this often (/healthz, /readyz
+  // read the last answer; a probe still out after one interval counts as unreachable).
+  int probe_ms = 1000;
   // How long answers, ledger rows, events, datasets and sweeps are kept: store/retention.hpp.
 };
 

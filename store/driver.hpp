@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,7 +41,8 @@ class Conn {
   // Statements without parameters, several separated by `;` (migrations, pragmas).
   virtual void exec_script(std::string_view sql) = 0;
   virtual bool in_transaction() = 0;
-  virtual void begin_write() = 0;  // see Tx
+  // See Tx: nullopt = the store's write lock, "" = none, else the lock of that scope (PostgreSQL).
+  virtual void begin_write(std::optional<std::string_view> scope) = 0;
   virtual void commit() = 0;
   virtual void rollback() noexcept = 0;
   virtual bool table_exists(std::string_view name) = 0;

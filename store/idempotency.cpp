@@ -36,7 +36,7 @@ Claim begin(Db& db, const std::string& job_id, const std::string& kind, const st
   detail::require_id("job id", job_id);
   return guarded("claim idempotency key", [&] {
     Db& s = db;
-    Tx tx(s);
+    Tx tx(s, "idempotency:" + job_id + "/" + kind);  // the key is read, then written
     Stmt q(s, "SELECT fingerprint, state, response FROM idempotency WHERE job_id = ? AND kind = ?");
     q.bind(1, job_id);
     q.bind(2, kind);

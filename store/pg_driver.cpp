@@ -183,9 +183,14 @@ class PgConn final : public Conn {
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) throw_result(c_, r.get(), "exec");
   }
   bool in_transaction() override { return PQtransactionStatus(c_) != PQTRANS_IDLE && PQstatus(c_) == CONNECTION_OK; }
-  void begin_write() override {
+  void begin_write(std::optional<std::string_view> scope) override {
     exec_script("BEGIN");
-    exec_script("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
+    if (!scope) return exec_script("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
+    if (scope->empty()) return;
+    // A scope's lock: its text hashed to the advisory lock's 64-bit key.
+    auto lock = prepare("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))");
+    lock->bind_text(1, *scope);
+    lock->step();
   }
   void commit() override {
     // COMMIT of a failed transaction answers ROLLBACK, not an error: that is a failed commit here.

@@ -45,9 +45,9 @@ Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds no
   detail::require_id("user id", user_id);
   return guarded("book quota", [&] {
     Db& s = db;
-    // IMMEDIATE takes the write lock before the read, so no other connection can book between
-    // our check and our increment.
-    Tx tx(s);
+    // The write lock (IMMEDIATE; the user's quota lock on PostgreSQL) is taken before the read, so
+    // no other connection can book between our check and our increment.
+    Tx tx(s, "quota:" + user_id);
     std::string_view name = to_string(counter);
     CounterCounts c = read_counts(s, user_id, name, now);
     Booking b;
@@ -93,7 +93,7 @@ Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds no
 void unbook(Db& db, const std::string& user_id, Counter counter, UnixSeconds booked_at) {
   guarded("unbook quota", [&] {
     Db& s = db;
-    Tx tx(s);
+    Tx tx(s, "quota:" + user_id);
     Stmt d(s,
         "UPDATE quota_days SET count = count - 1 WHERE user_id = ? AND counter = ? AND day = ? AND count > 0");
     d.bind(1, user_id);
@@ -150,7 +150,7 @@ std::vector<QuotaUsage> usage(Db& db, const std::string& day, UnixSeconds now,
 std::int64_t reset(Db& db, const std::string& user_id, std::optional<Counter> counter, UnixSeconds now) {
   return guarded("reset quotas", [&] {
     Db& s = db;
-    Tx tx(s);
+    Tx tx(s, "quota:" + user_id);
     std::string filter = counter ? " AND counter = ?3" : "";
     Stmt d(s, "DELETE FROM quota_days WHERE user_id = ?1 AND day = ?2" + filter);
     d.bind(1, user_id);
@@ -170,7 +170,7 @@ std::int64_t reset(Db& db, const std::string& user_id, std::optional<Counter> co
 void write_limits(Db& db, const std::map<std::string, std::int64_t>& limits, UnixSeconds now) {
   guarded("write quota limits", [&] {
     Db& s = db;
-    Tx tx(s);
+    Tx tx(s, "quota_limits");
     s.exec("DELETE FROM quota_limits");
     Stmt q(s, "INSERT INTO quota_limits(name, value, updated_at) VALUES (?, ?, ?)");
     for (const auto& [name, value] : limits) {

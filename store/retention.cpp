@@ -271,7 +271,7 @@ Tally pending(Db& db, const Cutoffs& c) {
 StepResult prune_step(Db& db, Family f, const Cutoffs& c, int batch, UnixSeconds now) {
   if (batch <= 0) return {};
   StepResult r = guarded(std::string("prune ") + std::string(to_string(f)), [&]() -> StepResult {
-    Tx tx(db);
+    Tx tx(db, "retention");  // one prune step at a time, whichever node runs it
     StepResult out;
     switch (f) {
       case Family::ledger: out = step_ledger(db, c.ledger, batch); break;

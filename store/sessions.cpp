@@ -24,7 +24,7 @@ Session row(Stmt& q) {
 void create(Db& db, const std::string& id, const std::string& user_id, UnixSeconds now) {
   detail::require_id("session id", id);
   guarded("create session", [&] {
-    Tx tx(db);
+    Tx tx(db, "");  // inserts only
     detail::ensure_user(db, user_id, now);
     Stmt q(db, "INSERT INTO sessions(id, user_id, created_at) VALUES (?, ?, ?)");
     q.bind(1, id);

@@ -25,7 +25,8 @@ Column Stmt::getColumn(int i) const { return Column(*c_, i); }
 int Stmt::columnCount() const { return c_->columns(); }
 void Stmt::reset() { c_->reset(); }
 
-Tx::Tx(Db& db) : db_(db) { db_.conn().begin_write(); }
+Tx::Tx(Db& db) : db_(db) { db_.conn().begin_write(std::nullopt); }
+Tx::Tx(Db& db, std::string_view scope) : db_(db) { db_.conn().begin_write(scope); }
 Tx::~Tx() {
   if (!done_) db_.conn().rollback();
 }

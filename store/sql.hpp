@@ -75,12 +75,17 @@ class Stmt {
   std::unique_ptr<detail::Cursor> c_;
 };
 
-// A write transaction that does not join (repositories' own): SQLite's BEGIN IMMEDIATE, on
-// PostgreSQL BEGIN plus the store's write lock (one writer at a time, as SQLite has it). Rolls back
-// unless committed. WriteTx (write_tx.hpp) is the one that composes and is timed.
+// A write transaction that does not join (repositories' own): SQLite's BEGIN IMMEDIATE (one
+// writer at a time). On PostgreSQL BEGIN plus a lock that says what the transaction checks before
+// it writes: Tx(db) takes the store's one write lock (as SQLite has it: migrations, start-up
+// clean-ups); Tx(db, scope) only the lock of `scope` (a quota booking locks "quota:<user>", so two
+// nodes booking for one user check and write one after the other while other users go on); an
+// empty scope takes none (a transaction that only inserts or updates by key). Rolls back unless
+// committed. WriteTx (write_tx.hpp) is the one that composes and is timed.
 class Tx {
  public:
   explicit Tx(Db& db);
+  Tx(Db& db, std::string_view scope);
   ~Tx();
   Tx(const Tx&) = delete;
   Tx& operator=(const Tx&) = delete;

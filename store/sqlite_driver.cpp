@@ -111,7 +111,7 @@ class SqliteConn final : public Conn {
     if (rc != SQLITE_OK) throw SQLite::Exception(db_, rc);
   }
   bool in_transaction() override { return sqlite3_get_autocommit(db_) == 0; }
-  void begin_write() override { exec_script("BEGIN IMMEDIATE"); }
+  void begin_write(std::optional<std::string_view>) override { exec_script("BEGIN IMMEDIATE"); }
   void commit() override { exec_script("COMMIT"); }
   void rollback() noexcept override {
     // SQLite may have rolled back by itself (SQLITE_FULL, SQLITE_IOERR); only an open one is ended.

@@ -9,7 +9,7 @@ namespace plotq::store::strikes {
 std::int64_t add(Db& db, const std::string& user_id, const std::string& kind, UnixSeconds now,
                  const std::optional<std::string>& session_id, const std::optional<std::string>& turn_id) {
   return guarded("add strike", [&] {
-    Tx tx(db);
+    Tx tx(db, "");  // inserts only
     detail::ensure_user(db, user_id, now);
     Stmt q(db, "INSERT INTO strikes(user_id, kind, at, session_id, turn_id) VALUES (?, ?, ?, ?, ?) RETURNING id");
     q.bind(1, user_id);

@@ -158,7 +158,7 @@ void end_session(Db& db, std::int64_t sweep_id, const std::string& state, double
 void record_file(Db& db, std::int64_t sweep_id, const std::vector<SweepResult>& themes, UnixSeconds now) {
   if (themes.empty()) throw StoreError("invalid", "a recorded file needs at least one theme");
   guarded("record sweep file", [&] {
-    Tx tx(db);
+    Tx tx(db, "");  // inserts only
     Stmt q(db,
         "INSERT INTO sweep_results(sweep_id, path, theme, sha256, library, outcome, reason, "
         "error_class, exit_code, signal, width, height, png_bytes, detail, wall_s, cpu_s, "

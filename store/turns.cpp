@@ -190,7 +190,7 @@ std::int64_t finish_abandoned(Db& db, UnixSeconds now) {
 void end_unstored(Db& db, const std::string& turn_id, const std::string& code, UnixSeconds now) {
   guarded("end a turn the store refused", [&] {
     Db& s = db;
-    Tx tx(s);
+    Tx tx(s, "turn:" + turn_id);
     std::vector<std::pair<std::string, std::int64_t>> left;
     Stmt q(s, std::string("SELECT t.id, ") + kLastSeq + " FROM turns t WHERE t.id = ? AND t.status <> 'done'");
     q.bind(1, turn_id);

@@ -10,7 +10,9 @@ WriteTx::WriteTx(Db& db, std::string_view what) : db_(db), what_(what) {
   // A transaction already open on this connection: join it.
   if (db_.conn().in_transaction()) return;
   began_ = std::chrono::steady_clock::now();
-  guarded("begin a write transaction", [&] { db_.conn().begin_write(); });
+  // Its rows are inserted or updated by key (ledger rows, a kept answer): no check spans rows, so on
+  // PostgreSQL it takes no lock of the store's (sql.hpp's Tx).
+  guarded("begin a write transaction", [&] { db_.conn().begin_write(std::string_view()); });
   own_ = true;
 }
 
