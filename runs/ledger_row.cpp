@@ -57,30 +57,35 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
   return e;
 }
 
-bool book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s,
-                      const std::function<void()>& keep) {
-  try {
-    store::WriteTx tx(db, "render_rows");
-    std::vector<store::LedgerEntry> rows;
-    for (const auto& [theme, run] : result.outputs) {
-      store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"
-                                 ? refused_row(who, store::RunKind::render, run.outcome, slot_wait_s, theme)
-                                 : ledger_row(who, store::RunKind::render, run.job, run.outcome, slot_wait_s, theme);
-      if (run.outcome != "ok" && !outcome(run.outcome).refusal) {
-        e.measured = run.measured ? run.measured : e.measured;
-        e.limit = run.limit ? run.limit : e.limit;
-      }
-      store::ledger::insert(db, e);
-      rows.push_back(std::move(e));
+void book_render_rows(store::Exec& store, const RunWho& who, const RenderResult& result, double slot_wait_s,
+                      std::function<void(store::Db&)> keep, std::function<void(bool)> then) {
+  auto rows = std::make_shared<std::vector<store::LedgerEntry>>();
+  for (const auto& [theme, run] : result.outputs) {
+    store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"
+                               ? refused_row(who, store::RunKind::render, run.outcome, slot_wait_s, theme)
+                               : ledger_row(who, store::RunKind::render, run.job, run.outcome, slot_wait_s, theme);
+    if (run.outcome != "ok" && !outcome(run.outcome).refusal) {
+      e.measured = run.measured ? run.measured : e.measured;
+      e.limit = run.limit ? run.limit : e.limit;
     }
-    if (keep) keep();
-    tx.commit();
-    for (const auto& e : rows) count_run(e, who.library);
-    return true;
-  } catch (const std::exception& ex) {
-    log_event("ledger_write_failed", {{"job_id", who.job_id}, {"code", store::code_of(ex)}});
-    return false;
+    rows->push_back(std::move(e));
   }
+  store.run(
+      "book render rows",
+      [rows, keep = std::move(keep)](store::Db& db) {
+        store::WriteTx tx(db, "render_rows");
+        for (const auto& e : *rows) store::ledger::insert(db, e);
+        if (keep) keep(db);
+        tx.commit();
+      },
+      [rows, who, then = std::move(then)](store::Stored<void> booked) {
+        if (booked.ok()) {
+          for (const auto& e : *rows) count_run(e, who.library);
+        } else {
+          log_event("ledger_write_failed", {{"job_id", who.job_id}, {"code", booked.code}});
+        }
+        if (then) then(booked.ok());
+      });
 }
 
 }  // namespace plotq::runs

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sandbox/job.hpp"
+#include "store/exec.hpp"
 #include "store/ledger.hpp"
 
 namespace plotq::runs {
@@ -36,8 +37,9 @@ store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std
 namespace plotq::runs {
 struct RenderResult;
 // One ledger row per theme of a render (kind render), each with its own outcome, booked in one
-// transaction together with what `keep` stores (POST /render's answer for its retries): all of it
-// or none. Returns false, logged as ledger_write_failed, when the store refused it.
-bool book_render_rows(store::Db& db, const RunWho& who, const RenderResult& result, double slot_wait_s,
-                      const std::function<void()>& keep = {});
+// transaction together with what `keep` stores on that transaction's connection (POST /render's
+// answer for its retries): all of it or none. then(booked) runs on the loop (through `store`: at
+// once on SQLite); booked false, logged as ledger_write_failed, when the store refused it.
+void book_render_rows(store::Exec& store, const RunWho& who, const RenderResult& result, double slot_wait_s,
+                      std::function<void(store::Db&)> keep = {}, std::function<void(bool booked)> then = {});
 }  // namespace plotq::runs

@@ -11,12 +11,14 @@
 #include "server/health.hpp"
 #include "server/plotqd_config.hpp"
 #include "server/router.hpp"
+#include "store/migrate.hpp"
 
 namespace boost::asio {
 class io_context;
 }
 namespace plotq::store {
 class Db;
+class Exec;
 }
 namespace plotq::queue {
 class RenderQueue;
@@ -37,7 +39,11 @@ struct App {
   Router& router;
   const CallerCheck& callers;  // check_caller(app.callers, req, *res)
   Health& health;              // app.health.add("part", ...) for /healthz
-  store::Db& db;               // the one writer connection; use it on the loop only
+  // The store connection plotqd opened at start (migrations, start-up cleanup). While serving, go
+  // through `store` instead: on PostgreSQL a call on this connection would hold the loop for a
+  // network round trip.
+  store::Db& db;
+  store::Exec& store;      // store calls for the loop: store.run(what, work, done)
   queue::RenderQueue& queue;     // the render slot(s) and the pipeline-only queue
   sandbox::Launcher& launcher;   // runs sandbox jobs (call on the loop)
   sandbox::FigureRenderer* figures;  // warm Chromium for plotly figures; null when unavailable
@@ -66,6 +72,10 @@ struct App {
   // The last periodic WAL checkpoint's failure ("" when it succeeded or none ran): /readyz's
   // store_writable reads it instead of writing to the store per request.
   std::string checkpoint_error;
+  // The store's health as /healthz and /readyz report it (store_health(app), server/routes.cpp): on
+  // SQLite read per request (one indexed read of a local file); on PostgreSQL the last answer of a
+  // probe the store pool runs every PLOTQ_DB_PROBE_MS, so a probe never holds the loop.
+  store::Health probed_store;
 
   // The JavaScript runtime (runtime/js, runs::read_js_runtime of the figure renderer's modules
   // dir): a snippet render's ledger row records its id; /status shows it. Never null.
@@ -73,6 +83,11 @@ struct App {
   // The runtime a library's renders run on: the JavaScript one for snippet libraries (app.cpp).
   const runs::Runtime& runtime_for(const std::string& library) const;
 };
+
+// The store's health now (see App::probed_store).
+store::Health store_health(App& app);
+// On PostgreSQL: the probe behind App::probed_store, from a periodic timer (server/routes.cpp).
+void start_store_probe(App& app);
 
 // While draining: answers 503 unavailable with Retry-After (the grace, in whole seconds) and
 // returns true. Routes that start work (a turn, a resume, /run-data, /render) call it first.

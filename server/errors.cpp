@@ -19,6 +19,10 @@ std::string_view store_failure_code(const std::exception& e) {
   return "store_unavailable";
 }
 
+std::string_view store_failure_code(std::string_view store_code) {
+  return store_code == "disk_full" ? "storage_full" : "store_unavailable";
+}
+
 std::string error_body(std::string_view code) {
   // Codes are [a-z_] only, so no escaping is needed.
   std::string s = "{\"detail\":\"";

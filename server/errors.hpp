@@ -51,7 +51,7 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"sandbox_lost", 503, "the sandbox lost the job's process (its zygote died under it); a retry runs again"},
     {"io", 503, "host I/O failure (failed fork, unwritable dir)"},
     {"scratch_full", 503, "the sandbox's scratch file system (the runs dir) is full; the job did not run or failed for it"},
-    {"store_unavailable", 503, "the SQLite store cannot be used"},
+    {"store_unavailable", 503, "the store cannot be used now (a SQLite file, or PostgreSQL out of reach); Retry-After says when to try again"},
     {"storage_full", 503, "the store's file system is full: writes wait for space, reads still answer"},
 };
 
@@ -61,6 +61,8 @@ const ErrorCode* find_error(std::string_view code);
 // The code for a failed store call: storage_full when SQLite found the file system full (a write
 // that can succeed again by itself once space is freed), else store_unavailable.
 std::string_view store_failure_code(const std::exception& e);
+// The same for a store call's failure code as store::Exec hands it back (Stored::code).
+std::string_view store_failure_code(std::string_view store_code);
 
 // {"detail":"<code>"} (compact JSON, no newline).
 std::string error_body(std::string_view code);

@@ -54,6 +54,10 @@ void Responder::send_error(std::string_view code) {
     log_event("error_code_unknown", {{"length", code.size()}});
     e = find_error("internal");
   }
+  // A store out of reach (PostgreSQL restarting, a lost connection being re-made) is back within
+  // seconds: the client is told when to try again.
+  if (e->code == "store_unavailable")
+    return send_json(e->status, nlohmann::json{{"detail", std::string(e->code)}}, {{"Retry-After", "2"}});
   send_json(e->status, nlohmann::json{{"detail", std::string(e->code)}});
 }
 

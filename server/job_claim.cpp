@@ -6,61 +6,98 @@
 #include "store/idempotency.hpp"
 #include "store/time.hpp"
 
+#include <map>
+
 namespace plotq::server::jobs {
 
-std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id,
-                                  const std::string& kind, const nlohmann::json& body, const char* joined_event) {
-  std::string fp = store::idempotency::fingerprint(body.dump());
-  store::Claim claim;
-  try {
-    claim = store::idempotency::begin(app.db, job_id, kind, fp, store::now_unix());
-    if (claim.state == store::ClaimState::running_same && !app.jobs.find(job_id, kind)) {
-      // A running record without a job in this process can never finish: take it over.
-      store::idempotency::forget(app.db, job_id, kind);
-      claim = store::idempotency::begin(app.db, job_id, kind, fp, store::now_unix());
-    }
-  } catch (const std::exception& e) {
-    res->send_error(store_failure_code(e));
-    return nullptr;
-  }
+namespace {
+
+using Key = std::pair<std::string, std::string>;
+
+// Keys whose claim is with the store, and what waits for it (one map per process: the loop's).
+std::map<Key, std::vector<std::function<void()>>>& claiming() {
+  static std::map<Key, std::vector<std::function<void()>>> m;
+  return m;
+}
+
+void claimed(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
+             const char* joined_event, const store::Claim& claim,
+             const std::function<void(std::shared_ptr<RunningJob>)>& run) {
   switch (claim.state) {
     case store::ClaimState::conflict:
-      res->send_error("job_conflict");
-      return nullptr;
+      return res->send_error("job_conflict");
     case store::ClaimState::done_same: {
       auto stored = nlohmann::json::parse(claim.response, nullptr, false);
-      if (stored.is_discarded()) res->send_error("internal");
-      else res->send_json(200, stored);
-      return nullptr;
+      if (stored.is_discarded()) return res->send_error("internal");
+      return res->send_json(200, stored);
     }
     case store::ClaimState::running_same:
       JobRegistry::add_waiter(app.jobs.find(job_id, kind), res);
       log_event(joined_event, {{"job_id", job_id}});
-      return nullptr;
+      return;
     case store::ClaimState::started:
       break;
   }
   auto job = app.jobs.add(job_id, kind);
   JobRegistry::add_waiter(job, res);
-  return job;
+  run(job);
 }
 
-void keep_in_tx(App& app, const RunningJob& j, const nlohmann::json& answer) {
-  store::idempotency::complete(app.db, j.job_id, j.kind, answer.dump(), store::now_unix());
+}  // namespace
+
+void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
+           const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run) {
+  Key key{job_id, kind};
+  auto busy = claiming().find(key);
+  if (busy != claiming().end()) {
+    busy->second.push_back([&app, res, job_id, kind, body, joined_event, run = std::move(run)] {
+      claim(app, res, job_id, kind, body, joined_event, run);
+    });
+    return;
+  }
+  claiming()[key];
+  // A running record without a job in this process can never finish: take it over (decided now,
+  // on the loop: no other claim of this key runs until this one is answered).
+  bool local = app.jobs.find(job_id, kind) != nullptr;
+  std::string fp = store::idempotency::fingerprint(body.dump());
+  app.store.run(
+      "claim a job",
+      [job_id, kind, fp, local](store::Db& db) {
+        store::Claim c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
+        if (c.state == store::ClaimState::running_same && !local) {
+          store::idempotency::forget(db, job_id, kind);
+          c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
+        }
+        return c;
+      },
+      [&app, res, key, joined_event, run = std::move(run)](store::Stored<store::Claim> c) {
+        auto waiting = std::move(claiming()[key]);
+        claiming().erase(key);
+        if (!c.ok()) res->send_error(store_failure_code(c.code));
+        else claimed(app, res, key.first, key.second, joined_event, *c.value, run);
+        for (auto& next : waiting) next();
+      });
 }
 
-void forget_in_tx(App& app, const RunningJob& j) { store::idempotency::forget(app.db, j.job_id, j.kind); }
+std::function<void(store::Db&)> keep_in_tx(const RunningJob& j, const nlohmann::json& answer) {
+  return [id = j.job_id, kind = j.kind, text = answer.dump()](store::Db& db) {
+    store::idempotency::complete(db, id, kind, text, store::now_unix());
+  };
+}
+
+std::function<void(store::Db&)> forget_in_tx(const RunningJob& j) {
+  return [id = j.job_id, kind = j.kind](store::Db& db) { store::idempotency::forget(db, id, kind); };
+}
 
 void answer_booked(App& app, const std::shared_ptr<RunningJob>& j, bool booked, const nlohmann::json& answer,
                    std::string_view error_code) {
   if (!booked) {
     log_event("idempotency_complete_failed", {{"job_id", j->job_id}, {"kind", j->kind}});
-    try {
-      store::idempotency::forget(app.db, j->job_id, j->kind);
-    } catch (const store::StoreError&) {
-      // Still running in the store: a retry in this process takes it over (claim), the next
-      // start-up forgets it (idempotency::forget_running).
-    }
+    // When this fails too, the key stays running in the store: a retry in this process takes it
+    // over (claim), the next start-up forgets it (idempotency::forget_running).
+    app.store.run(
+        "forget a claim", [id = j->job_id, kind = j->kind](store::Db& db) { store::idempotency::forget(db, id, kind); },
+        [](store::Stored<void>) {});
   }
   if (!error_code.empty()) return app.jobs.finish_error(j, error_code);
   app.jobs.finish(j, 200, answer);

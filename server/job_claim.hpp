@@ -3,6 +3,7 @@
 // their answers are built with.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 #include "server/app.hpp"
 #include "server/job_registry.hpp"
+#include "store/exec.hpp"
 
 namespace plotq::server::jobs {
 
@@ -24,19 +26,22 @@ nlohmann::json opt(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-// Claims (job_id, kind) for this request's payload. Returns nullptr after answering the request
-// itself: 409 job_conflict, the stored answer, a join of the running job (log event `joined_event`),
-// or 503 store_unavailable. Otherwise returns the new job (res already waits on it); the caller runs
-// it and ends with app.jobs.finish / finish_error (and idempotency complete / forget).
-std::shared_ptr<RunningJob> claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id,
-                                  const std::string& kind, const nlohmann::json& body, const char* joined_event);
+// Claims (job_id, kind) for this request's payload, through the store. Answers the request itself
+// (409 job_conflict, the stored answer, a join of the running job (log event `joined_event`), or
+// 503 store_unavailable), or calls run(job) on the loop with the new job (res already waits on it);
+// the caller runs it and ends with app.jobs.finish / finish_error (and idempotency complete /
+// forget). While one claim of a key is with the store, later requests for the key wait for it and
+// then claim in turn, so two requests never both take over the same key.
+void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
+           const nlohmann::json& body, const char* joined_event,
+           std::function<void(std::shared_ptr<RunningJob>)> run);
 
 // What a finished job stores, inside the transaction that books its ledger rows (runs::KeepWithRow,
 // runs::book_render_rows): the answer kept for its retries, or, for a host outcome (a code from
-// the outcome table's job_error), the claim forgotten so a retry runs the code again. Throws what
-// the store throws, which refuses the rows too.
-void keep_in_tx(App& app, const RunningJob& j, const nlohmann::json& answer);
-void forget_in_tx(App& app, const RunningJob& j);
+// the outcome table's job_error), the claim forgotten so a retry runs the code again. Made on the
+// loop, run on the store's connection; throws what the store throws, which refuses the rows too.
+std::function<void(store::Db&)> keep_in_tx(const RunningJob& j, const nlohmann::json& answer);
+std::function<void(store::Db&)> forget_in_tx(const RunningJob& j);
 
 // Answers every waiter of the job once its rows are booked: `error_code` set, that job error;
 // else 200 `answer`. When the store refused the rows and the answer (`booked` false: disk full,

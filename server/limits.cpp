@@ -70,6 +70,31 @@ ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& 
   return out;
 }
 
+Admission admit_message(store::Db& db, const TurnConfig& c, const std::string& user, const std::string& session,
+                        const std::string& turn, bool session_open, store::ScopeVerdict scope, bool start_plain,
+                        store::UnixSeconds now) {
+  Admission a;
+  // The message limits come before anything else; a refused message counts nothing.
+  if ((a.refusal = book_message(db, c, user, now))) return a;
+  if (!session_open) {
+    unbook_message(db, user, now);
+    a.refusal = "session_closed";
+    return a;
+  }
+  if (locked_out(db, c, user, now)) {
+    unbook_message(db, user, now);
+    a.refusal = "locked_out";
+    return a;
+  }
+  if (scope != store::ScopeVerdict::none) {
+    a.scope = apply_scope(db, c, user, session, turn, scope, now);
+    a.refusal = a.scope->code;
+    return a;
+  }
+  if (start_plain) store::turns::start(db, turn);
+  return a;
+}
+
 std::string refusal_text(const std::string& code) {
   if (code == "rate_limited") return "Too many messages this minute. Wait a moment and send it again.";
   if (code == "daily_limit") return "You reached today's message limit. It resets at midnight UTC.";

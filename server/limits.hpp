@@ -77,6 +77,18 @@ ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& 
                          const std::string& session, const std::string& turn, store::ScopeVerdict scope,
                          store::UnixSeconds now);
 
+// A message's admission in one store call (one round trip on PostgreSQL), in the order plotqd has
+// always checked: the message booking, then a closed session and the lockout (each gives the
+// booking back), then a scope verdict; a plain turn (start_plain) is marked running in the same
+// call. refusal: the code to answer, nullopt to go on; scope: what a verdict did, for the log.
+struct Admission {
+  std::optional<std::string> refusal;
+  std::optional<ScopeOutcome> scope;
+};
+Admission admit_message(store::Db& db, const TurnConfig& c, const std::string& user, const std::string& session,
+                        const std::string& turn, bool session_open, store::ScopeVerdict scope, bool start_plain,
+                        store::UnixSeconds now);
+
 // The fixed sentence shown with a refusal code.
 std::string refusal_text(const std::string& code);
 

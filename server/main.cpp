@@ -23,9 +23,11 @@
 #include "server/app.hpp"
 #include "server/job_registry.hpp"
 #include "server/server.hpp"
+#include "store/exec.hpp"
 #include "server/store_checkpoints.hpp"
 #include "store/checkpoint.hpp"
 #include "store/db.hpp"
+#include "store/target.hpp"
 #include "store/idempotency.hpp"
 #include "store/integrity.hpp"
 #include "store/migrate.hpp"
@@ -113,8 +115,8 @@ int run(int argc, char** argv) {
   }
 
   // A damaged file is never served, and never opened for writing: closing a read-write
-  // connection would checkpoint a foreign -wal into it.
-  {
+  // connection would checkpoint a foreign -wal into it. (PostgreSQL checks its own pages.)
+  if (store::engine_of(cfg.db_path) == store::Engine::sqlite) {
     auto report = store::check_store_file(cfg.db_path, cfg.db.start_check ? store::CheckDepth::quick
                                                                           : store::CheckDepth::header);
     if (!report.ok()) {
@@ -138,7 +140,8 @@ int run(int argc, char** argv) {
     store::quotas::write_limits(*db, limits_table(cfg.turns), now);
     // SQLite's WAL-reset race needs two connections writing and checkpointing (store/checkpoint.hpp):
     // plotqd has one, but on an affected SQLite other writers of this file reopen it.
-    log_event("store_ready", {{"path", cfg.db_path}, {"schema_version", version},
+    log_event("store_ready", {{"path", store::redacted(cfg.db_path)}, {"engine", std::string(store::to_string(db->engine()))},
+                              {"schema_version", version},
                               {"abandoned_turns", abandoned}, {"forgotten_jobs", forgotten},
                               {"sqlite", sqlite3_libversion()},
                               {"sqlite_wal_reset_bug", store::has_wal_reset_bug(sqlite3_libversion_number())}});
@@ -175,13 +178,15 @@ int run(int argc, char** argv) {
   else
     log_event("runtime_unknown", {{"error", runtime->error}, {"manifest", runtime->manifest}});
   JobRegistry jobs;
-  App app{ioc, cfg, router, callers, health, *db, render_queue, *launcher, figures.get(), jobs, {}, runtime};
+  store::Exec store_exec(ioc, *db, cfg.db_path, cfg.db, cfg.db.pool_size);
+  App app{ioc, cfg, router, callers, health, *db, store_exec, render_queue, *launcher, figures.get(), jobs, {}, runtime};
   app.js_runtime = std::make_shared<const runs::Runtime>(runs::read_js_runtime(cfg.figure.js_modules));
   if (app.js_runtime->known())
     log_event("js_runtime", {{"id", app.js_runtime->id}, {"node", app.js_runtime->node},
                              {"packages", app.js_runtime->packages.size()}});
   register_routes(app);
   start_store_checkpoints(app);  // after routes: its shutdown hook runs after theirs
+  start_store_probe(app);
   health.add("sandbox", [&l = *launcher] {
     return HealthPart{l.ready(), {{"layers", sandbox::to_json(l.layers())}}};
   });

@@ -1,5 +1,9 @@
 #include "server/retention_job.hpp"
 
+#include <optional>
+
+#include "store/exec.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -24,42 +28,64 @@ RetainNext next_retain_step(std::size_t family, std::size_t families, bool more,
 }
 
 void start_retention_job(App& app) {
-  store::Db& db = app.db;
   const store::RetentionPolicy policy = app.config.retention;
-  std::size_t family = 0;
-  store::Tally round;  // what this round deleted so far (logged once per round)
-  struct Busy {
+  // One step's state across loop turns: on PostgreSQL a step's answer comes back later, and the
+  // periodic timer polls for it (on SQLite the answer is there before the step returns).
+  struct State {
+    std::size_t family = 0;
+    store::Tally round;  // what this round deleted so far (logged once per round)
     std::int64_t steps = 0;
-    double ms = 0, max_ms = 0;  // time on the loop: all steps, the longest one
-  } busy;
-  run_periodically(app, kRetainFirst, [&db, policy, family, round, busy]() mutable {
-    const store::Family f = store::kFamilies[family];
-    bool more = false, failed = false;
-    auto t0 = std::chrono::steady_clock::now();
-    try {
-      store::UnixSeconds now = store::now_unix();
-      store::StepResult r = store::prune_step(db, f, store::cutoffs_at(policy, now), policy.batch, now);
-      store::add_to(round, r.rows);
-      more = r.more;
-    } catch (const store::StoreError& e) {
-      failed = true;
-      log_event("retention_prune_failed", {{"family", std::string(store::to_string(f))}, {"code", e.code()}});
+    double ms = 0, max_ms = 0;  // store time: all steps, the longest one
+    bool in_flight = false;
+    std::optional<std::pair<bool, bool>> result;  // more, failed
+    double step_ms = 0;
+  };
+  auto st = std::make_shared<State>();
+  constexpr std::chrono::milliseconds kPoll{100};
+  run_periodically(app, kRetainFirst, [&app, policy, st]() -> std::chrono::milliseconds {
+    if (st->in_flight) return kPoll;
+    if (!st->result) {
+      const store::Family f = store::kFamilies[st->family];
+      st->in_flight = true;
+      app.store.run(
+          "retention prune step",
+          [policy, f](store::Db& db) {
+            auto t0 = std::chrono::steady_clock::now();
+            store::UnixSeconds now = store::now_unix();
+            store::StepResult r = store::prune_step(db, f, store::cutoffs_at(policy, now), policy.batch, now);
+            return std::make_pair(r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+          },
+          [st, f](store::Stored<std::pair<store::StepResult, double>> r) {
+            st->in_flight = false;
+            if (r.ok()) {
+              store::add_to(st->round, r.value->first.rows);
+              st->result = {r.value->first.more, false};
+              st->step_ms = r.value->second;
+            } else {
+              log_event("retention_prune_failed", {{"family", std::string(store::to_string(f))}, {"code", r.code}});
+              st->result = {false, true};
+              st->step_ms = 0;
+            }
+          });
+      if (st->in_flight) return kPoll;
     }
-    double step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ++busy.steps;
-    busy.ms += step_ms;
-    busy.max_ms = std::max(busy.max_ms, step_ms);
-    RetainNext next = next_retain_step(family, store::kFamilies.size(), more, failed,
-                                       std::chrono::microseconds(std::int64_t(step_ms * 1000)));
-    family = next.family;
+    auto [more, failed] = *st->result;
+    st->result.reset();
+    ++st->steps;
+    st->ms += st->step_ms;
+    st->max_ms = std::max(st->max_ms, st->step_ms);
+    RetainNext next = next_retain_step(st->family, store::kFamilies.size(), more, failed,
+                                       std::chrono::microseconds(std::int64_t(st->step_ms * 1000)));
+    st->family = next.family;
     if (next.round_done) {
-      if (store::total(round) > 0)
-        log_event("retention_pruned", {{"rows", nlohmann::json(round)},
-                                       {"steps", busy.steps},
-                                       {"busy_ms", std::round(busy.ms)},
-                                       {"max_step_ms", std::round(busy.max_ms * 10) / 10}});
-      round.clear();
-      busy = {};
+      if (store::total(st->round) > 0)
+        log_event("retention_pruned", {{"rows", nlohmann::json(st->round)},
+                                       {"steps", st->steps},
+                                       {"busy_ms", std::round(st->ms)},
+                                       {"max_step_ms", std::round(st->max_ms * 10) / 10}});
+      st->round.clear();
+      st->steps = 0;
+      st->ms = st->max_ms = 0;
     }
     return next.delay;
   });

@@ -8,6 +8,7 @@
 #include "server/session_access.hpp"
 #include "server/route_bodies.hpp"
 #include "server/errors.hpp"
+#include "store/exec.hpp"
 #include "store/datasets.hpp"
 #include "table/parse.hpp"
 
@@ -27,23 +28,35 @@ std::optional<std::int64_t> version_of(std::string_view s) {
 
 nlohmann::json opt(const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
-// The caller's own session and the version named in the path. On any failure the answer is sent
-// (the caller check's, 404 session_not_found, 404 not_found) and nullopt returned.
-struct VersionInPath {
-  store::Session session;
-  std::int64_t version;
-};
-std::optional<VersionInPath> version_in_path(App& app, const Request& req, Responder& res) {
-  auto caller = check_caller(app.callers, req, res);
-  if (!caller) return std::nullopt;
-  auto session = owned_session(app, *caller, req.param("id"), res);
-  if (!session) return std::nullopt;
+// The caller's own session and the version named in the path, then `then` on the loop. On any
+// failure the answer is sent (the caller check's, 404 session_not_found, 404 not_found).
+void with_version_in_path(App& app, const Request& req, const std::shared_ptr<Responder>& res,
+                          std::function<void(const store::Session&, std::int64_t)> then) {
+  auto caller = check_caller(app.callers, req, *res);
+  if (!caller) return;
   auto version = version_of(req.param("version"));
-  if (!version) {
-    res.send_error("not_found");
-    return std::nullopt;
-  }
-  return VersionInPath{std::move(*session), *version};
+  with_owned_session(app, *caller, req.param("id"), res, [res, version, then = std::move(then)](const store::Session& s) {
+    if (!version) return res->send_error("not_found");
+    then(s, *version);
+  });
+}
+
+// GET .../datasets/{version}: the version with its columns, or 404 not_found.
+void send_version(Responder& res, const std::optional<store::DatasetVersion>& v) {
+  if (!v) return res.send_error("not_found");
+  // Column types are not stored: the canonical CSV is read again (it always parses).
+  nlohmann::json columns = nlohmann::json::array();
+  table::ParseResult parsed = table::parse_table(v->csv, {}, table::Delimiter::comma);
+  if (const auto* t = std::get_if<table::Table>(&parsed)) columns = columns_json(*t);
+  res.send_json(200, {{"version", v->version},
+                       {"rows", v->rows},
+                       {"cols", v->cols},
+                       {"columns", columns},
+                       {"csv", v->csv},
+                       {"code", v->code ? nlohmann::json(*v->code) : nlohmann::json(nullptr)},
+                       {"source", std::string(store::to_string(v->source))},
+                       {"confirmed", v->confirmed},
+                       {"parent", opt(v->parent_version)}});
 }
 
 }  // namespace
@@ -52,60 +65,50 @@ void register_dataset_routes(App& app) {
   app.router.get("/v1/sessions/{id}/datasets", [&app](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
     if (!caller) return;
-    auto session = owned_session(app, *caller, req.param("id"), *res);
-    if (!session) return;
-    nlohmann::json versions = nlohmann::json::array();
-    try {
-      for (const auto& v : store::datasets::list(app.db, session->id))
-        versions.push_back({{"version", v.version},
-                            {"rows", v.rows},
-                            {"cols", v.cols},
-                            {"source", std::string(store::to_string(v.source))},
-                            {"confirmed", v.confirmed},
-                            {"created_at", store::iso_utc(v.created_at)},
-                            {"has_code", v.source == store::DatasetSource::code}});
-    } catch (const std::exception& e) {
-      return res->send_error(store_failure_code(e));
-    }
-    res->send_json(200, {{"versions", versions}});
+    with_owned_session(app, *caller, req.param("id"), res, [&app, res](const store::Session& session) {
+      app.store.run(
+          "list dataset versions", [id = session.id](store::Db& db) { return store::datasets::list(db, id); },
+          [res](store::Stored<std::vector<store::DatasetVersionInfo>> got) {
+            if (!got.ok()) return res->send_error(store_failure_code(got.code));
+            nlohmann::json versions = nlohmann::json::array();
+            for (const auto& v : *got.value)
+              versions.push_back({{"version", v.version},
+                                  {"rows", v.rows},
+                                  {"cols", v.cols},
+                                  {"source", std::string(store::to_string(v.source))},
+                                  {"confirmed", v.confirmed},
+                                  {"created_at", store::iso_utc(v.created_at)},
+                                  {"has_code", v.source == store::DatasetSource::code}});
+            res->send_json(200, {{"versions", versions}});
+          });
+    });
   });
 
   app.router.get("/v1/sessions/{id}/datasets/{version}", [&app](Request req, std::shared_ptr<Responder> res) {
-    auto at = version_in_path(app, req, *res);
-    if (!at) return;
-    std::optional<store::DatasetVersion> v;
-    try {
-      v = store::datasets::get(app.db, at->session.id, at->version);
-    } catch (const std::exception& e) {
-      return res->send_error(store_failure_code(e));
-    }
-    if (!v) return res->send_error("not_found");
-    // Column types are not stored: the canonical CSV is read again (it always parses).
-    nlohmann::json columns = nlohmann::json::array();
-    table::ParseResult parsed = table::parse_table(v->csv, {}, table::Delimiter::comma);
-    if (const auto* t = std::get_if<table::Table>(&parsed)) columns = columns_json(*t);
-    res->send_json(200, {{"version", v->version},
-                         {"rows", v->rows},
-                         {"cols", v->cols},
-                         {"columns", columns},
-                         {"csv", v->csv},
-                         {"code", v->code ? nlohmann::json(*v->code) : nlohmann::json(nullptr)},
-                         {"source", std::string(store::to_string(v->source))},
-                         {"confirmed", v->confirmed},
-                         {"parent", opt(v->parent_version)}});
+    with_version_in_path(app, req, res, [&app, res](const store::Session& session, std::int64_t version) {
+      app.store.run(
+          "read dataset version",
+          [id = session.id, version](store::Db& db) { return store::datasets::get(db, id, version); },
+          [res](store::Stored<std::optional<store::DatasetVersion>> got) {
+            if (!got.ok()) return res->send_error(store_failure_code(got.code));
+            send_version(*res, *got.value);
+          });
+    });
   });
 
   app.router.post("/v1/sessions/{id}/datasets/{version}/confirm", [&app](Request req, std::shared_ptr<Responder> res) {
-    auto at = version_in_path(app, req, *res);
-    if (!at) return;
-    bool found = false;
-    try {
-      found = store::datasets::confirm(app.db, at->session.id, at->version, store::now_unix());
-    } catch (const std::exception& e) {
-      return res->send_error(store_failure_code(e));
-    }
-    if (!found) return res->send_error("not_found");
-    res->send_json(200, {{"version", at->version}, {"confirmed", true}});
+    with_version_in_path(app, req, res, [&app, res](const store::Session& session, std::int64_t version) {
+      app.store.run(
+          "confirm dataset version",
+          [id = session.id, version](store::Db& db) {
+            return store::datasets::confirm(db, id, version, store::now_unix());
+          },
+          [res, version](store::Stored<bool> found) {
+            if (!found.ok()) return res->send_error(store_failure_code(found.code));
+            if (!*found.value) return res->send_error("not_found");
+            res->send_json(200, {{"version", version}, {"confirmed", true}});
+          });
+    });
   });
 
   RouteOptions paste_opts;
@@ -114,22 +117,25 @@ void register_dataset_routes(App& app) {
     auto caller = check_caller(app.callers, req, *res);
     if (!caller) return;
     table::Caps caps;
-    ParsedPaste paste = parse_paste_body(req.body, caps);
-    if (paste.error == "invalid_job") return res->send_error(paste.error);  // the model before the session
-    auto session = owned_session(app, *caller, req.param("id"), *res);
-    if (!session) return;
-    if (!paste.text) return res->send_error(paste.error);
-    const std::string& text = *paste.text;
-    std::variant<table::ParseError, runs::AddedVersion> added;
-    try {
-      added = runs::add_table_version(app.db, text, {session->id, store::DatasetSource::paste, {}, {}, {}, false}, caps);
-    } catch (const std::exception& e) {
-      return res->send_error(store_failure_code(e));
-    }
-    if (const auto* err = std::get_if<table::ParseError>(&added)) return res->send_error(err->code);
-    const table::Table& t = std::get<runs::AddedVersion>(added).table;
-    const store::DatasetVersionInfo& info = std::get<runs::AddedVersion>(added).info;
-    res->send_json(201, {{"version", info.version}, {"rows", info.rows}, {"cols", info.cols}, {"columns", columns_json(t)}});
+    auto paste = std::make_shared<ParsedPaste>(parse_paste_body(req.body, caps));
+    if (paste->error == "invalid_job") return res->send_error(paste->error);  // the model before the session
+    with_owned_session(app, *caller, req.param("id"), res, [&app, res, paste, caps](const store::Session& session) {
+      if (!paste->text) return res->send_error(paste->error);
+      using Added = std::variant<table::ParseError, runs::AddedVersion>;
+      app.store.run(
+          "add pasted dataset version",
+          [paste, id = session.id, caps](store::Db& db) -> Added {
+            return runs::add_table_version(db, *paste->text, {id, store::DatasetSource::paste, {}, {}, {}, false}, caps);
+          },
+          [res](store::Stored<Added> added) {
+            if (!added.ok()) return res->send_error(store_failure_code(added.code));
+            if (const auto* err = std::get_if<table::ParseError>(&*added.value)) return res->send_error(err->code);
+            const table::Table& t = std::get<runs::AddedVersion>(*added.value).table;
+            const store::DatasetVersionInfo& info = std::get<runs::AddedVersion>(*added.value).info;
+            res->send_json(201,
+                           {{"version", info.version}, {"rows", info.rows}, {"cols", info.cols}, {"columns", columns_json(t)}});
+          });
+    });
   });
 }
 

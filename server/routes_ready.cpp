@@ -87,7 +87,7 @@ bool refuse_while_draining(const App& app, Responder& res) {
 
 void register_ready_routes(App& app) {
   app.router.get("/readyz", [&app](Request, std::shared_ptr<Responder> res) {
-    store::Health h = store::check_health(app.db);  // one indexed read
+    store::Health h = store_health(app);  // one indexed read, or the store probe's last answer
     std::vector<ReadyCheck> checks = {
         {"draining", !app.draining, app.draining ? "draining" : "no"},
         store_writable(app),

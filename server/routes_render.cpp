@@ -86,12 +86,13 @@ void register_render_routes(App& app) {
         run.job.attempts = 0;
         refused.outputs[t] = run;
       }
-      runs::book_render_rows(app.db, who, refused, 0);
+      runs::book_render_rows(app.store, who, refused, 0);
       return res->send_error(support);
     }
 
-    auto job = jobs::claim(app, res, body.job_id, kind, body.parsed, "render_joined");
-    if (!job) return;
+    jobs::claim(app, res, body.job_id, kind, body.parsed, "render_joined",
+                [&app, who, themes, user = caller->user, job_id = body.job_id, source = body.source,
+                 library = body.library, timeout = body.timeout_s, data_csv = body.data_csv](std::shared_ptr<RunningJob> job) {
     auto started = Clock::now();
     struct Run {
       queue::Ticket ticket;
@@ -108,7 +109,6 @@ void register_render_routes(App& app) {
     auto fail_before_start = [&app, weak_job, who, themes, started](const std::string& code) {
       auto j = weak_job.lock();
       if (!j || j->finished) return;
-      store::idempotency::forget(app.db, j->job_id, j->kind);
       runs::RenderResult refused;
       for (const auto& t : themes) {
         runs::ThemeRun tr;
@@ -117,8 +117,11 @@ void register_render_routes(App& app) {
         tr.job.attempts = 0;
         refused.outputs[t] = tr;
       }
-      runs::book_render_rows(app.db, who, refused, seconds_since(started));
-      app.jobs.finish_error(j, code);
+      runs::book_render_rows(app.store, who, refused, seconds_since(started), jobs::forget_in_tx(*j),
+                             [&app, weak_job, code](bool) {
+                               auto j2 = weak_job.lock();
+                               if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
+                             });
     };
     job->cancel = [weak_run, fail_before_start] {
       auto r = weak_run.lock();
@@ -129,7 +132,7 @@ void register_render_routes(App& app) {
         fail_before_start("cancelled");
       }
     };
-    runs::RenderRequest rr{body.job_id, body.source, body.library, themes, body.timeout_s, body.data_csv};
+    runs::RenderRequest rr{job_id, source, library, themes, timeout, data_csv};
     queue::Callbacks cb;
     cb.on_position = [](queue::Position) {};
     cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
@@ -154,7 +157,7 @@ void register_render_routes(App& app) {
         }
         auto j = weak_job.lock();
         if (!j || j->finished) {
-          runs::book_render_rows(app.db, who, result, slot_wait);
+          runs::book_render_rows(app.store, who, result, slot_wait);
           return;
         }
         // One theme's host outcome makes the whole answer a host error: not kept, a retry runs again.
@@ -175,13 +178,15 @@ void register_render_routes(App& app) {
           log_event("render", {{"job_id", j->job_id}, {"themes", result.outputs.size()}});
         }
         // The rows and the kept answer (or the forgotten claim) in one transaction.
-        bool booked = runs::book_render_rows(app.db, who, result, slot_wait, [&] {
-          code.empty() ? jobs::keep_in_tx(app, *j, answer) : jobs::forget_in_tx(app, *j);
-        });
-        jobs::answer_booked(app, j, booked, answer, code);
+        runs::book_render_rows(app.store, who, result, slot_wait,
+                               code.empty() ? jobs::keep_in_tx(*j, answer) : jobs::forget_in_tx(*j),
+                               [&app, j, answer, code = std::string(code)](bool booked) {
+                                 jobs::answer_booked(app, j, booked, answer, code);
+                               });
       });
     };
-    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/render"}, std::move(cb));
+    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, user, "/render"}, std::move(cb));
+                });
   }, opts);
 
   app.router.post("/render/{job_id}/cancel", [&app](Request req, std::shared_ptr<Responder> res) {

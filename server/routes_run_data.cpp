@@ -64,10 +64,10 @@ void register_run_data_routes(App& app) {
     if (!parsed.body) return res->send_error(parsed.error);
     const RunDataBody& body = *parsed.body;
 
-    auto job = jobs::claim(app, res, body.job_id, "data", body.parsed, "run_data_joined");
-    if (!job) return;
-    auto started = Clock::now();
     runs::RunWho who{body.job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), {}};
+    jobs::claim(app, res, body.job_id, "data", body.parsed, "run_data_joined",
+                [&app, who, user = caller->user, source = body.source, timeout = body.timeout_s](std::shared_ptr<RunningJob> job) {
+    auto started = Clock::now();
 
     // Per-run state, owned by the registry entry; callbacks hold weak references only.
     struct Run {
@@ -84,14 +84,23 @@ void register_run_data_routes(App& app) {
     auto fail_before_start = [&app, weak_job, who, started](const std::string& code) {
       auto j = weak_job.lock();
       if (!j || j->finished) return;
-      store::idempotency::forget(app.db, j->job_id, j->kind);
-      try {
-        store::LedgerEntry row = runs::refused_row(who, store::RunKind::data, code, seconds_since(started));
-        store::ledger::insert(app.db, row);
-        runs::count_run(row, {});
-      } catch (const std::exception&) {
-      }
-      app.jobs.finish_error(j, code);
+      store::LedgerEntry row = runs::refused_row(who, store::RunKind::data, code, seconds_since(started));
+      app.store.run(
+          "refuse a data run",
+          [id = j->job_id, kind = j->kind, row](store::Db& db) {
+            store::idempotency::forget(db, id, kind);
+            try {
+              store::ledger::insert(db, row);
+              return true;
+            } catch (const std::exception&) {
+              return false;
+            }
+          },
+          [&app, weak_job, row, code](store::Stored<bool> booked) {
+            if (booked.ok() && *booked.value) runs::count_run(row, {});
+            auto j2 = weak_job.lock();
+            if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
+          });
     };
     job->cancel = [weak_run, fail_before_start] {
       auto r = weak_run.lock();
@@ -108,8 +117,7 @@ void register_run_data_routes(App& app) {
     cb.on_position = [](queue::Position) {};
     cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
     cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
-    cb.on_granted = [&app, weak_run, weak_job, who, started, source = body.source,
-                     timeout = body.timeout_s](queue::SlotLease lease) {
+    cb.on_granted = [&app, weak_run, weak_job, who, started, source, timeout](queue::SlotLease lease) {
       auto r = weak_run.lock();
       if (!r) return;  // the run is gone: the lease's destructor returns the slot
       r->lease = std::move(lease);
@@ -119,7 +127,7 @@ void register_run_data_routes(App& app) {
       // every run the ledger counts, and a run without a kept answer is not counted.
       auto answer = std::make_shared<nlohmann::json>();
       r->handle = runs::run_data_job(
-          app.launcher, app.db, who, source, timeout, slot_wait,
+          app.launcher, app.store, who, source, timeout, slot_wait,
           [&app, weak_run, weak_job, answer](runs::DataRunDone done) {
             if (auto rr = weak_run.lock()) rr->lease.release();
             auto j = weak_job.lock();
@@ -128,15 +136,16 @@ void register_run_data_routes(App& app) {
             const runs::Outcome& o = runs::outcome(done.result.outcome);
             jobs::answer_booked(app, j, done.booked, *answer, o.host ? o.job_error : std::string_view{});
           },
-          [&app, weak_job, answer, slot_wait, started](const runs::DataRunDone& done) {
+          [weak_job, answer, slot_wait, started](const runs::DataRunDone& done) -> runs::StoreWork {
             auto j = weak_job.lock();
-            if (!j || j->finished) return;
-            if (runs::outcome(done.result.outcome).host) return jobs::forget_in_tx(app, *j);
+            if (!j || j->finished) return {};
+            if (runs::outcome(done.result.outcome).host) return jobs::forget_in_tx(*j);
             *answer = data_run_response(done.result, slot_wait, seconds_since(started));
-            jobs::keep_in_tx(app, *j, *answer);
+            return jobs::keep_in_tx(*j, *answer);
           });
     };
-    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, caller->user, "/run-data"}, std::move(cb));
+    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, user, "/run-data"}, std::move(cb));
+                });
   }, opts);
 }
 

@@ -8,6 +8,7 @@
 #include "server/turn_service.hpp"
 #include "server/turn_stream.hpp"
 #include "server/errors.hpp"
+#include "store/exec.hpp"
 #include "store/error.hpp"
 #include "store/ids.hpp"
 #include "store/turn_plots.hpp"
@@ -15,26 +16,6 @@
 
 namespace plotq::server {
 namespace {
-
-// The turn, only when it belongs to the session; else answers 404 not_found.
-bool turn_in_session(App& app, const store::Session& s, std::string_view turn_id, Responder& res) {
-  if (turn_id.empty() || turn_id.size() > 128) {
-    res.send_error("not_found");
-    return false;
-  }
-  std::optional<store::Turn> t;
-  try {
-    t = store::turns::get(app.db, std::string(turn_id));
-  } catch (const std::exception& e) {
-    res.send_error(store_failure_code(e));
-    return false;
-  }
-  if (!t || t->session_id != s.id) {
-    res.send_error("not_found");
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -54,12 +35,12 @@ void register_turn_routes(App& app) {
     auto caller = check_caller(app.callers, req, *res);
     if (!caller) return;
     std::string id = store::new_id();
-    try {
-      store::sessions::create(app.db, id, caller->user, store::now_unix());
-    } catch (const std::exception& e) {
-      return res->send_error(store_failure_code(e));
-    }
-    res->send_json(201, {{"id", id}});
+    app.store.run(
+        "create session", [id, user = caller->user](store::Db& db) { store::sessions::create(db, id, user, store::now_unix()); },
+        [res, id](store::Stored<void> made) {
+          if (!made.ok()) return res->send_error(store_failure_code(made.code));
+          res->send_json(201, {{"id", id}});
+        });
   });
 
   RouteOptions message_opts;
@@ -73,15 +54,11 @@ void register_turn_routes(App& app) {
     // Scope verdicts come from the assistant service only.
     if (parsed.message->scope != store::ScopeVerdict::none && !app.callers.verify(req, Need::assistant).caller)
       return res->send_error("forbidden");
-    auto session = owned_session(app, *caller, req.param("id"), *res);
-    if (!session) return;
-    if (svc->turns.active_for(session->user_id)) return res->send_error("run_active");
-    try {
-      svc->start(session->user_id, session->id, session->open(), std::move(*parsed.message), res);
-    } catch (const std::exception& e) {
-      log_event("turn_start_failed", {{"class", typeid(e).name()}});
-      if (!res->answered()) res->send_error(store_failure_code(e));
-    }
+    auto msg = std::make_shared<MessageRequest>(std::move(*parsed.message));
+    with_owned_session(app, *caller, req.param("id"), res, [svc, res, msg](const store::Session& session) {
+      if (svc->turns.active_for(session.user_id)) return res->send_error("run_active");
+      svc->start(session.user_id, session.id, session.open(), std::move(*msg), res);
+    });
   }, message_opts);
 
   app.router.get("/v1/sessions/{id}/turns/{turn}/events", [&app, svc](Request req, std::shared_ptr<Responder> res) {
@@ -89,20 +66,22 @@ void register_turn_routes(App& app) {
     if (!caller || refuse_while_draining(app, *res)) return;  // resume on another instance, or after the restart
     auto after = resume_after(req);
     if (!after) return res->send_error("bad_request");
-    auto session = owned_session(app, *caller, req.param("id"), *res);
-    if (!session || !turn_in_session(app, *session, req.param("turn"), *res)) return;
-    StreamOptions opts;
-    opts.retry_ms = svc->cfg.retry_ms;
-    if (!res->start_stream(std::move(opts))) return;
-    follow_turn(*svc, std::string(req.param("turn")), *after, std::move(res));
+    with_turn_in_session(app, *caller, req.param("id"), req.param("turn"), res,
+                         [svc, res, after = *after](const store::Session&, const store::Turn& turn) {
+                           StreamOptions opts;
+                           opts.retry_ms = svc->cfg.retry_ms;
+                           if (!res->start_stream(std::move(opts))) return;
+                           follow_turn(*svc, turn.id, after, res);
+                         });
   });
 
   app.router.post("/v1/sessions/{id}/turns/{turn}/cancel", [&app, svc](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
     if (!caller) return;
-    auto session = owned_session(app, *caller, req.param("id"), *res);
-    if (!session || !turn_in_session(app, *session, req.param("turn"), *res)) return;
-    res->send_json(200, {{"state", svc->cancel(std::string(req.param("turn")))}});
+    with_turn_in_session(app, *caller, req.param("id"), req.param("turn"), res,
+                         [svc, res](const store::Session&, const store::Turn& turn) {
+                           res->send_json(200, {{"state", svc->cancel(turn.id)}});
+                         });
   });
 
   // Images are fetched by <img> tags, which send no Authorization or X-Plotq-User header, so this
@@ -112,15 +91,17 @@ void register_turn_routes(App& app) {
     std::string_view file = req.param("file");
     std::string theme = file == "light.png" ? "light" : file == "dark.png" ? "dark" : "";
     if (theme.empty()) return res->send_error("not_found");
-    std::optional<std::string> png;
-    try {
-      png = store::turn_plots::get(app.db, std::string(req.param("id")), std::string(req.param("turn")), theme);
-    } catch (const std::exception& e) {
-      return res->send_error(store_failure_code(e));
-    }
-    if (!png) return res->send_error("not_found");
-    res->send_body(200, "image/png", std::move(*png),
-                   {{"Cache-Control", "private, max-age=3600"}, {"X-Content-Type-Options", "nosniff"}});
+    app.store.run(
+        "read turn plot",
+        [session = std::string(req.param("id")), turn = std::string(req.param("turn")), theme](store::Db& db) {
+          return store::turn_plots::get(db, session, turn, theme);
+        },
+        [res](store::Stored<std::optional<std::string>> png) {
+          if (!png.ok()) return res->send_error(store_failure_code(png.code));
+          if (!*png.value) return res->send_error("not_found");
+          res->send_body(200, "image/png", std::move(**png.value),
+                         {{"Cache-Control", "private, max-age=3600"}, {"X-Content-Type-Options", "nosniff"}});
+        });
   });
 }
 

@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "server/plotqd_config.hpp"
+#include "store/target.hpp"
 
 namespace plotq::server {
 namespace {
@@ -90,8 +91,17 @@ void register_settings(Settings& s, PlotqdConfig& c) {
       .secret();
 
   // Store
-  s.add("PLOTQ_DB", &c.db_path, "the SQLite file (created with its directory when missing)")
-      .check([](std::string_view t) { return t.empty() ? std::string("must not be empty") : std::string(); });
+  // Shown redacted: a PostgreSQL target may carry a password (store/target.hpp).
+  s.add_custom(
+      "PLOTQ_DB", "string",
+      "the store: a SQLite file (the default; created with its directory when missing), or a PostgreSQL "
+      "URI (postgresql://...) or libpq conninfo (host=... dbname=...), whose password is never printed",
+      [&c](std::string_view t) {
+        if (t.empty()) return std::string("must not be empty");
+        c.db_path = std::string(t);
+        return std::string();
+      },
+      [&c] { return nlohmann::json(store::redacted(c.db_path)); });
   s.add("PLOTQ_HOME", &c.home, "where the project's files are (sandbox harness, web page)");
   s.section("Store (store/README.md)", "store/db.cpp");
   store::register_settings(s, c.db);

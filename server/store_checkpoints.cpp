@@ -14,8 +14,9 @@ namespace plotq::server {
 void start_store_checkpoints(App& app) {
   const std::chrono::milliseconds interval(app.config.db.checkpoint_interval_ms);
   if (interval.count() <= 0) return;  // SQLite's auto-checkpoint, inside the commits
+  if (app.db.engine() != store::Engine::sqlite) return;  // PostgreSQL checkpoints by itself
   try {
-    app.db.sql().exec("PRAGMA wal_autocheckpoint=0");
+    app.db.exec("PRAGMA wal_autocheckpoint=0");
   } catch (const std::exception& e) {
     log_event("db_checkpoint_failed", {{"code", "db_error"}, {"what", e.what()}});
     return;  // auto-checkpoint stays on: correct, only slower commits now and then

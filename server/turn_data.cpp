@@ -12,9 +12,13 @@
 #include "store/datasets.hpp"
 #include "store/ledger.hpp"
 #include "store/turns.hpp"
+#include "store/exec.hpp"
 
 namespace plotq::server {
 namespace {
+
+void dataset_made(TurnService& s, const std::shared_ptr<Turn>& t, const std::variant<table::ParseError, runs::AddedVersion>& added,
+                  const std::string& code);
 
 void data_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::DataRunResult& r, const std::string& code) {
   if (t->ending()) return;
@@ -30,7 +34,24 @@ void data_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::DataR
   // The table is read like a paste: the same parser, caps and canonical CSV (runs/dataset_version).
   runs::DatasetOrigin origin{t->session_id, store::DatasetSource::code, code, t->id,
                              t->id + "-data-" + std::to_string(t->data_runs), true};
-  auto added = runs::add_table_version(s.app.db, *r.csv_text, origin);
+  using Added = std::variant<table::ParseError, runs::AddedVersion>;
+  TurnService* sp = &s;
+  s.app.store.run(
+      "store a data run's dataset version",
+      [csv = *r.csv_text, origin](store::Db& db) -> Added { return runs::add_table_version(db, csv, origin); },
+      [sp, t, code](store::Stored<Added> added) {
+        if (t->ending()) return;
+        if (!added.ok()) {
+          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", added.code}});
+          return sp->fail(t, "internal");
+        }
+        dataset_made(*sp, t, *added.value, code);
+      });
+}
+
+// The new version's dataset and message events, or the reason the table could not be one.
+void dataset_made(TurnService& s, const std::shared_ptr<Turn>& t, const std::variant<table::ParseError, runs::AddedVersion>& added,
+                  const std::string& code) {
   if (const auto* err = std::get_if<table::ParseError>(&added)) {
     if (err->code == "no_number_column") return s.refuse(t, "no_number_column");
     s.emit(t, "message", {{"text", "The table the code made could not be read (" + err->code + ")."}});
@@ -67,7 +88,7 @@ void run_data_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   plan.start = [sp, code](const runs::RunWho& who, double slot_wait, ActionPlan::Finish finish) -> ActionPlan::Stop {
     // The data runner books the run's ledger row before it answers.
     sandbox::JobHandle handle = runs::run_data_job(
-        sp->app.launcher, sp->app.db, who, *code, sp->cfg.data_timeout_s, slot_wait,
+        sp->app.launcher, sp->app.store, who, *code, sp->cfg.data_timeout_s, slot_wait,
         [sp, code, finish](runs::DataRunDone done) {
           finish([sp, code, result = std::move(done.result)](const std::shared_ptr<Turn>& t) {
             data_done(*sp, t, result, *code);

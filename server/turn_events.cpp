@@ -1,6 +1,6 @@
 #include "server/turn_events.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -10,6 +10,7 @@
 
 #include "common/log.hpp"
 #include "server/errors.hpp"
+#include "store/exec.hpp"
 #include "store/store_metrics.hpp"
 #include "store/db.hpp"
 #include "store/turn_event_writer.hpp"
@@ -27,8 +28,8 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
 
 }  // namespace
 
-EventLog::EventLog(boost::asio::io_context& io, store::Db& db, std::chrono::duration<double, std::milli> slow)
-    : io_(io), db_(db), slow_(slow) {}
+EventLog::EventLog(boost::asio::io_context& io, store::Exec& store, std::chrono::duration<double, std::milli> slow)
+    : io_(io), store_(store), slow_(slow) {}
 
 EventLog::~EventLog() = default;
 
@@ -59,54 +60,109 @@ void EventLog::schedule() {
   boost::asio::post(io_, [this] { flush(); });
 }
 
-void EventLog::store(std::vector<Pending>& batch, const std::string& now_iso) {
-  auto write = [&](const Pending& p) {
-    if (!writer_) writer_ = std::make_unique<store::turns::EventWriter>(db_);
-    writer_->append(p.turn->id, p.seq, p.name, p.data, now_iso);
-    if (p.finish) writer_->finish(p.turn->id, p.finish->first, p.finish->second, now_iso);
+struct BatchResult {
+  std::vector<std::string> failures;  // per row: "" stored, else storage_full | store_unavailable
+  std::vector<std::string> classes;   // per row: the exception class when it failed
+  std::string batch_class;            // the whole batch's failure, when it had one
+  double commit_s = -1;               // the one transaction's time, when it committed
+};
+
+namespace {
+
+// What the store is given of a pending event: plain values (the turn itself stays on the loop).
+struct Row {
+  std::string turn;
+  std::int64_t seq;
+  std::string name;
+  std::string data;
+  std::optional<std::pair<std::string, std::optional<std::string>>> finish;
+};
+
+// One transaction for the batch; when it fails, row by row (marking the rows that failed).
+BatchResult store_rows(store::Db& db, const std::vector<Row>& rows, const std::string& now_iso) {
+  BatchResult r;
+  r.failures.assign(rows.size(), "");
+  r.classes.assign(rows.size(), "");
+  store::turns::EventWriter writer(db);
+  auto write = [&](const Row& p) {
+    writer.append(p.turn, p.seq, p.name, p.data, now_iso);
+    if (p.finish) writer.finish(p.turn, p.finish->first, p.finish->second, now_iso);
   };
   try {
     const auto began = std::chrono::steady_clock::now();
-    SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    for (auto& p : batch) write(p);
+    store::Tx tx(db, "");  // inserts, and ends by key
+    for (auto& p : rows) write(p);
     tx.commit();
-    ++commits_;
-    store::observe_commit("turn_events", std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
-    return;
+    r.commit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    return r;
   } catch (const std::exception& e) {
-    log_event("turn_events_store_failed", {{"events", batch.size()}, {"class", typeid(e).name()}, {"what", e.what()}});
+    r.batch_class = typeid(e).name();
   }
   // The batch failed as a whole (one bad row, the disk, a writer holding the lock past the busy
   // timeout): store what can be stored row by row, so one turn's failure is not everybody's.
-  for (auto& p : batch) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     try {
-      SQLite::Transaction tx(db_.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-      write(p);
+      store::Tx tx(db, "");  // inserts, and ends by key
+      write(rows[i]);
       tx.commit();
     } catch (const std::exception& e) {
-      p.failed = true;
-      p.failure = std::string(store_failure_code(e));
-      ++failures_;
-      log_event("turn_event_lost", {{"turn", p.turn->id}, {"seq", p.seq}, {"event", p.name}, {"class", typeid(e).name()}});
+      r.failures[i] = std::string(store_failure_code(e));
+      r.classes[i] = typeid(e).name();
     }
   }
+  return r;
 }
+
+}  // namespace
 
 void EventLog::flush() {
   scheduled_ = false;
-  if (pending_.empty()) return;
-  std::vector<Pending> batch;
-  batch.swap(pending_);
-  const std::string now_iso = store::iso_utc(store::now_unix());
+  // One batch at a time, in order: the next waits for this one's commit (on PostgreSQL the commit
+  // comes back in a later loop turn; on SQLite at once).
+  if (pending_.empty() || in_flight_) return;
+  auto batch = std::make_shared<std::vector<Pending>>();
+  batch->swap(pending_);
+  std::vector<Row> rows;
+  rows.reserve(batch->size());
+  for (auto& p : *batch) rows.push_back({p.turn->id, p.seq, p.name, p.data, p.finish});
   const auto started = std::chrono::steady_clock::now();
+  in_flight_ = true;
+  store_.run(
+      "store turn events",
+      [rows = std::move(rows), now_iso = store::iso_utc(store::now_unix())](store::Db& db) {
+        return store_rows(db, rows, now_iso);
+      },
+      [this, batch, started](store::Stored<BatchResult> r) {
+        in_flight_ = false;
+        if (!r.ok()) {  // no connection at all: every row failed
+          r.value.emplace();
+          r.value->failures.assign(batch->size(), std::string(store_failure_code(r.code)));
+          r.value->classes.assign(batch->size(), "unreachable");
+        }
+        deliver(*batch, *r.value, started);
+        if (!pending_.empty()) schedule();
+      },
+      store::Lane::ordered);
+}
 
-  // Stored first, then sent, in the same loop turn: a client never holds an event the store does
-  // not have (a kill between the two loses nothing a client saw), and nothing else on the loop (a
-  // resume, the next message, a status read) runs in between.
-  store(batch, now_iso);
+// Stored first, then sent, in the same loop turn as the store's answer: a client never holds an
+// event the store does not have (a kill between the two loses nothing a client saw), and nothing
+// else on the loop (a resume, the next message, a status read) runs in between.
+void EventLog::deliver(std::vector<Pending>& batch, const BatchResult& r, std::chrono::steady_clock::time_point started) {
+  if (r.commit_s >= 0) {
+    ++commits_;
+    store::observe_commit("turn_events", r.commit_s);
+  } else if (!r.batch_class.empty()) {
+    log_event("turn_events_store_failed", {{"events", batch.size()}, {"class", r.batch_class}});
+  }
   const auto stored = std::chrono::steady_clock::now();
-  for (auto& p : batch) {
-    if (p.failed) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    Pending& p = batch[i];
+    if (!r.failures[i].empty()) {
+      p.failed = true;
+      p.failure = r.failures[i];
+      ++failures_;
+      log_event("turn_event_lost", {{"turn", p.turn->id}, {"seq", p.seq}, {"event", p.name}, {"class", r.classes[i]}});
       // Its streams get the reason (an event without an id, never stored) and end; the client
       // resumes from the store. Ids only grow, so no later event reuses this one's id.
       auto frame = format_sse_event("error", nlohmann::json{{"code", p.failure}, {"ref", p.turn->id}}.dump());
@@ -140,16 +196,30 @@ void EventLog::schedule_unstored_retry() {
     retry_scheduled_ = false;
     if (ec) return;
     const auto now = store::now_unix();
-    std::erase_if(unstored_ends_, [&](const UnstoredEnd& u) {
-      try {
-        store::turns::end_unstored(db_, u.turn, u.code, now);
-        log_event("turn_end_stored", {{"turn", u.turn}, {"code", u.code}});
-        return true;
-      } catch (const std::exception&) {
-        return false;
-      }
-    });
-    schedule_unstored_retry();
+    auto ends = std::make_shared<std::vector<UnstoredEnd>>(std::move(unstored_ends_));
+    unstored_ends_.clear();
+    store_.run(
+        "store unstored turn ends",
+        [ends, now](store::Db& db) {
+          std::vector<bool> stored;
+          for (const auto& u : *ends) {
+            try {
+              store::turns::end_unstored(db, u.turn, u.code, now);
+              stored.push_back(true);
+            } catch (const std::exception&) {
+              stored.push_back(false);
+            }
+          }
+          return stored;
+        },
+        [this, ends](store::Stored<std::vector<bool>> stored) {
+          for (std::size_t i = 0; i < ends->size(); ++i) {
+            if (stored.ok() && (*stored.value)[i]) log_event("turn_end_stored", {{"turn", (*ends)[i].turn}, {"code", (*ends)[i].code}});
+            else unstored_ends_.push_back((*ends)[i]);
+          }
+          schedule_unstored_retry();
+        },
+        store::Lane::ordered);
   });
 }
 

@@ -1,9 +1,10 @@
 // Every event of every turn goes through here. An event's id (its seq) is the turn's next one,
 // taken when it is emitted. Events emitted during one loop turn are handled together at the end of
-// that loop turn: they are stored in ONE SQLite transaction (cached statements; a queue broadcast
-// to 10,000 waiting turns is one commit), then their frames are written to the turns' streams, both
-// in the same handler, so a client only ever sees stored events and nothing else on the loop can
-// run between the commit and the writes. When the commit fails the rows are stored one by one; a
+// that loop turn: they are stored in ONE transaction (cached statements; a queue broadcast to
+// 10,000 waiting turns is one commit; one batch at a time, in order, through the store's ordered
+// lane), then their frames are written to the turns' streams in the loop turn that learns of the
+// commit, so a client only ever sees stored events and nothing else on the loop can run between
+// the commit's answer and the writes. When the commit fails the rows are stored one by one; a
 // row that still fails is logged (turn_event_lost), is never sent, and its turn's streams get an
 // id-less error{code} (storage_full or store_unavailable) and end, so the client resumes from what
 // was stored. A turn whose end could not be stored is ended in the store later (error{code},
@@ -25,6 +26,7 @@ class io_context;
 }
 namespace plotq::store {
 class Db;
+class Exec;
 namespace turns {
 class EventWriter;
 }
@@ -32,10 +34,12 @@ class EventWriter;
 
 namespace plotq::server {
 
+struct BatchResult;  // what the store answered for a batch (turn_events.cpp)
+
 class EventLog {
  public:
   // slow: a flush that takes this long is logged (event_flush_slow, with its frame and store times).
-  EventLog(boost::asio::io_context& io, store::Db& db, std::chrono::duration<double, std::milli> slow);
+  EventLog(boost::asio::io_context& io, store::Exec& store, std::chrono::duration<double, std::milli> slow);
   ~EventLog();
 
   // Queues one event of the turn (ignored once the turn is ending).
@@ -48,8 +52,9 @@ class EventLog {
   // Called once per turn after its done event went out (the service forgets the turn there).
   void on_turn_done(std::function<void(const std::shared_ptr<Turn>&)> hook) { on_done_ = std::move(hook); }
 
-  // Delivers and stores what is queued now (normally posted; called directly at shutdown).
+  // Stores what is queued now, then delivers it (normally posted; called directly at shutdown).
   void flush();
+  bool in_flight() const { return in_flight_; }
 
   std::uint64_t commits() const { return commits_; }
   std::uint64_t failures() const { return failures_; }  // events that could not be stored
@@ -70,15 +75,14 @@ class EventLog {
     std::string code;
   };
   void schedule();
-  // One transaction for the batch; when it fails, row by row (marking the rows that failed).
-  void store(std::vector<Pending>& batch, const std::string& now_iso);
+  // The batch's frames to its turns' streams once the store answered (failed rows: id-less errors).
+  void deliver(std::vector<Pending>& batch, const BatchResult& r, std::chrono::steady_clock::time_point started);
   // Ends in the store, from a timer, the turns whose done could not be stored, until it takes them.
   void schedule_unstored_retry();
 
-  std::unique_ptr<store::turns::EventWriter> writer_;  // prepared at the first flush
-
   boost::asio::io_context& io_;
-  store::Db& db_;
+  store::Exec& store_;
+  bool in_flight_ = false;  // a batch is with the store
   std::chrono::duration<double, std::milli> slow_;
   std::vector<Pending> pending_;
   bool scheduled_ = false;

@@ -7,6 +7,8 @@
 #include "runs/render_job.hpp"
 #include "runs/runtime.hpp"
 #include "server/turn_service.hpp"
+#include "store/exec.hpp"
+#include "common/log.hpp"
 #include "store/datasets.hpp"
 #include "store/ledger.hpp"
 #include "store/turn_plots.hpp"
@@ -20,19 +22,51 @@ std::string plot_url(const Turn& t, const std::string& theme) {
   return "/v1/sessions/" + t.session_id + "/turns/" + t.id + "/plots/" + theme + ".png";
 }
 
+void plots_stored(TurnService& s, const std::shared_ptr<Turn>& t, const std::vector<std::string>& themes,
+                  const runs::RenderResult& result);
+
+// The PNGs of the themes that drew are stored (one store call), then the turn's events go out.
 void render_done(TurnService& s, const std::shared_ptr<Turn>& t, const std::vector<std::string>& themes,
                  const runs::RenderResult& result) {
   if (t->ending()) return;
+  struct Png {
+    std::string theme;
+    std::string png;
+    int width, height;
+  };
+  std::vector<Png> pngs;
+  for (const auto& theme : themes) {
+    auto it = result.outputs.find(theme);
+    if (it != result.outputs.end() && it->second.outcome == "ok" && it->second.png)
+      pngs.push_back({theme, *it->second.png, it->second.width, it->second.height});
+  }
+  TurnService* sp = &s;
+  auto kept = std::make_shared<runs::RenderResult>(result);
+  s.app.store.run(
+      "store a turn's plots",
+      [id = t->id, pngs = std::move(pngs), now = store::now_unix()](store::Db& db) {
+        for (const auto& p : pngs) store::turn_plots::put(db, id, p.theme, p.png, p.width, p.height, now);
+      },
+      [sp, t, themes, kept](store::Stored<void> stored) {
+        if (t->ending()) return;
+        if (!stored.ok()) {
+          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", stored.code}});
+          return sp->fail(t, "internal");
+        }
+        plots_stored(*sp, t, themes, *kept);
+      });
+}
+
+void plots_stored(TurnService& s, const std::shared_ptr<Turn>& t, const std::vector<std::string>& themes,
+                  const runs::RenderResult& result) {
   nlohmann::json shown = nlohmann::json::object();
   const runs::ThemeRun* failed = nullptr;
   bool cancelled = false;
-  auto now = store::now_unix();
   for (const auto& theme : themes) {
     auto it = result.outputs.find(theme);
     if (it == result.outputs.end()) continue;
     const runs::ThemeRun& r = it->second;
     if (r.outcome == "ok" && r.png) {
-      store::turn_plots::put(s.app.db, t->id, theme, *r.png, r.width, r.height, now);
       shown[theme] = {{"width", r.width}, {"height", r.height}, {"canvas", r.canvas}, {"url", plot_url(*t, theme)}};
     } else {
       cancelled = cancelled || r.outcome == "cancelled";
@@ -64,6 +98,9 @@ void render_done(TurnService& s, const std::shared_ptr<Turn>& t, const std::vect
 
 }  // namespace
 
+// The plot action once its data.csv is known: its plan for TurnService::drive.
+static void plan_plot(TurnService& s, const std::shared_ptr<Turn>& t, const std::shared_ptr<runs::RenderRequest>& req);
+
 std::unique_ptr<runs::Renderer> make_renderer(App& app) {
   return std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, app.config.render,
                                           app.runtime);
@@ -83,9 +120,23 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   req->timeout_s = s.cfg.render_timeout_s;
   // Python plot code may read the session's latest dataset version as data.csv (a JavaScript
   // snippet's page has no files).
-  if (runs::render_mode(req->library) != "snippet")
-    if (auto latest = store::datasets::get(s.app.db, t->session_id, 0)) req->data_csv = latest->csv;
+  if (runs::render_mode(req->library) == "snippet") return plan_plot(s, t, req);
+  TurnService* sp = &s;
+  s.app.store.run(
+      "read the latest dataset version",
+      [id = t->session_id](store::Db& db) { return store::datasets::get(db, id, 0); },
+      [sp, t, req](store::Stored<std::optional<store::DatasetVersion>> latest) {
+        if (t->ending()) return;
+        if (!latest.ok()) {
+          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", latest.code}});
+          return sp->fail(t, "internal");
+        }
+        if (*latest.value) req->data_csv = (*latest.value)->csv;
+        plan_plot(*sp, t, req);
+      });
+}
 
+static void plan_plot(TurnService& s, const std::shared_ptr<Turn>& t, const std::shared_ptr<runs::RenderRequest>& req) {
   ActionPlan plan;
   plan.who = runs::RunWho{req->job_id, t->user, t->session_id, t->id, runs::runtime_id(s.app.runtime_for(req->library)),
                           req->library};
@@ -97,7 +148,7 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
     runs::RenderHandle handle = sp->renderer->render(*req, [sp, req, who, slot_wait, finish](runs::RenderResult result) {
       // Every theme's run gets its ledger row, whatever happens to the turn: the rows /render books
       // (a theme cancelled before it started is refused; a failed one keeps measured/limit).
-      runs::book_render_rows(sp->app.db, who, result, slot_wait);
+      runs::book_render_rows(sp->app.store, who, result, slot_wait);
       finish([sp, req, result = std::move(result)](const std::shared_ptr<Turn>& t) {
         render_done(*sp, t, req->themes, result);
       });

@@ -13,6 +13,8 @@
 #include "store/ids.hpp"
 #include "store/ledger.hpp"
 #include "store/turns.hpp"
+#include "store/exec.hpp"
+#include "server/errors.hpp"
 
 namespace plotq::server {
 
@@ -29,7 +31,7 @@ std::string queued_status_json(queue::Position p) {
 
 }  // namespace
 
-TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.db, std::chrono::duration<double, std::milli>(a.config.turns.slow_flush_log_ms)), renderer(make_renderer(a)) {
+TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.store, std::chrono::duration<double, std::milli>(a.config.turns.slow_flush_log_ms)), renderer(make_renderer(a)) {
   events.on_turn_done([this](const std::shared_ptr<Turn>& t) {
     turns.remove(*t);
     t->stop_work = nullptr;
@@ -48,58 +50,71 @@ const char* TurnService::help_text() {
 void TurnService::start(const std::string& user, const std::string& session_id, bool session_open,
                         MessageRequest msg, std::shared_ptr<Responder> res) {
   auto t = std::make_shared<Turn>(store::new_id(), session_id, user);
-  store::NewTurn row{t->id, session_id, user, static_cast<std::int64_t>(msg.text_chars), msg.action.kind};
-  store::turns::create(app.db, row, store::now_unix());  // throws before the stream starts
+  // Registered at once: from now on the user's next message is run_active, also while the row is
+  // on its way to the store.
   turns.add(t);
+  store::NewTurn row{t->id, session_id, user, static_cast<std::int64_t>(msg.text_chars), msg.action.kind};
+  auto m = std::make_shared<MessageRequest>(std::move(msg));
+  app.store.run(
+      "create turn", [row](store::Db& db) { store::turns::create(db, row, store::now_unix()); },
+      [this, t, res, session_open, m](store::Stored<void> made) {
+        if (!made.ok()) {  // nothing was streamed: the request gets the store's answer
+          turns.remove(*t);
+          log_event("turn_start_failed", {{"code", made.code}});
+          if (!res->answered()) res->send_error(store_failure_code(made.code));
+          return;
+        }
+        StreamOptions opts;
+        opts.retry_ms = cfg.retry_ms;
+        opts.headers.push_back({"X-Plotq-Turn", t->id});  // the turn to resume or cancel, before any event is read
+        res->start_stream(std::move(opts));
+        t->subscribe(res, 0);
 
-  StreamOptions opts;
-  opts.retry_ms = cfg.retry_ms;
-  opts.headers.push_back({"X-Plotq-Turn", t->id});  // the turn to resume or cancel, before any event is read
-  res->start_stream(std::move(opts));
-  t->subscribe(std::move(res), 0);
-
-  std::weak_ptr<Turn> weak = t;
-  t->slot = std::make_unique<queue::TurnSlot>(
-      app.queue, queue::Holder{queue::HolderKind::turn, user, "turn " + t->id}, [this, weak] {
-        if (auto turn = weak.lock()) on_deadline(turn);
+        std::weak_ptr<Turn> weak = t;
+        t->slot = std::make_unique<queue::TurnSlot>(
+            app.queue, queue::Holder{queue::HolderKind::turn, t->user, "turn " + t->id}, [this, weak] {
+              if (auto turn = weak.lock()) on_deadline(turn);
+            });
+        emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
+        run(t, session_open, *m);
       });
-  emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
-  try {
-    run(t, session_open, msg);
-  } catch (const std::exception& e) {
-    log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
-    fail(t, "internal");
-  }
 }
 
 void TurnService::run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg) {
-  auto now = store::now_unix();
-  // The message limits come before anything else; a refused message counts nothing.
-  if (auto code = book_message(app.db, cfg, t->user, now)) return refuse(t, *code);
-  if (!session_open) {
-    unbook_message(app.db, t->user, now);
-    return refuse(t, "session_closed");
-  }
-  if (locked_out(app.db, cfg, t->user, now)) {
-    unbook_message(app.db, t->user, now);
-    return refuse(t, "locked_out");
-  }
-  if (msg.scope != store::ScopeVerdict::none) {
-    ScopeOutcome o = apply_scope(app.db, cfg, t->user, t->session_id, t->id, msg.scope, now);
-    log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
-                             {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
-    return refuse(t, o.code);
-  }
-  switch (msg.action.kind) {
-    case store::TurnAction::none:
-      store::turns::start(app.db, t->id);
-      emit(t, "message", {{"text", help_text()}});
-      return complete(t);
-    case store::TurnAction::data:
-      return run_data_action(*this, t, msg.action);
-    case store::TurnAction::plot:
-      return run_plot_action(*this, t, msg.action);
-  }
+  bool plain = msg.action.kind == store::TurnAction::none;
+  app.store.run(
+      "admit a message",
+      [cfg = cfg, user = t->user, session = t->session_id, turn = t->id, session_open, scope = msg.scope,
+       plain](store::Db& db) {
+        return admit_message(db, cfg, user, session, turn, session_open, scope, plain, store::now_unix());
+      },
+      [this, t, msg](store::Stored<Admission> a) {
+        if (t->ending()) return;
+        if (!a.ok()) {
+          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", a.code}});
+          return fail(t, "internal");
+        }
+        if (a.value->scope) {
+          const ScopeOutcome& o = *a.value->scope;
+          log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
+                                   {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
+        }
+        if (a.value->refusal) return refuse(t, *a.value->refusal);
+        try {
+          switch (msg.action.kind) {
+            case store::TurnAction::none:
+              emit(t, "message", {{"text", help_text()}});
+              return complete(t);
+            case store::TurnAction::data:
+              return run_data_action(*this, t, msg.action);
+            case store::TurnAction::plot:
+              return run_plot_action(*this, t, msg.action);
+          }
+        } catch (const std::exception& e) {
+          log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
+          fail(t, "internal");
+        }
+      });
 }
 
 void TurnService::on_deadline(const std::shared_ptr<Turn>& t) {
@@ -141,28 +156,39 @@ double TurnService::waited(const Turn& t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t.queued_at).count();
 }
 
-bool TurnService::ledger(const store::LedgerEntry& e) {
-  try {
-    store::ledger::insert(app.db, e);
-    return true;
-  } catch (const std::exception& ex) {
-    log_event("ledger_write_failed", {{"job_id", e.job_id}, {"class", typeid(ex).name()}});
-    return false;
-  }
-}
-
 void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code,
                                  double slot_wait_s) {
   store::LedgerEntry row = runs::refused_row(who, kind, code, slot_wait_s);
-  if (ledger(row)) runs::count_run(row, who.library);
+  app.store.run(
+      "refused run's ledger row", [row](store::Db& db) { store::ledger::insert(db, row); },
+      [row, library = who.library](store::Stored<void> booked) {
+        if (booked.ok()) runs::count_run(row, library);
+        else log_event("ledger_write_failed", {{"job_id", row.job_id}, {"code", booked.code}});
+      });
 }
 
 void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
-  if (auto code = book_run(app.db, cfg, t->user, plan.counter, store::now_unix())) {
-    ledger_refused(plan.who, plan.kind, *code);
-    return refuse(t, *code);
-  }
   auto shared = std::make_shared<ActionPlan>(std::move(plan));
+  app.store.run(
+      "book a daily run",
+      [cfg = cfg, user = t->user, counter = shared->counter](store::Db& db) {
+        return book_run(db, cfg, user, counter, store::now_unix());
+      },
+      [this, t, shared](store::Stored<std::optional<std::string>> booked) {
+        if (t->ending()) return;
+        if (!booked.ok()) {
+          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", booked.code}});
+          return fail(t, "internal");
+        }
+        if (*booked.value) {
+          ledger_refused(shared->who, shared->kind, **booked.value);
+          return refuse(t, **booked.value);
+        }
+        take_planned_slot(t, shared);
+      });
+}
+
+void TurnService::take_planned_slot(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& shared) {
   take_slot(t, shared->who, shared->kind, [this, shared](const std::shared_ptr<Turn>& turn) {
     emit(turn, "status", {{"step", shared->step}, {"attempt", 1}});
     std::weak_ptr<Turn> weak = turn;
@@ -211,13 +237,22 @@ void TurnService::take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& 
     if (!turn || turn->ending()) return;
     turn->stop_work = nullptr;
     turn->stage = Turn::Stage::running;
-    try {
-      store::turns::start(app.db, turn->id);
-      run(turn);
-    } catch (const std::exception& e) {
-      log_event("turn_failed", {{"turn", turn->id}, {"class", typeid(e).name()}});
-      fail(turn, "internal");
-    }
+    app.store.run(
+        "start a turn", [id = turn->id](store::Db& db) { store::turns::start(db, id); },
+        [this, weak, run](store::Stored<void> started) {
+          auto t2 = weak.lock();
+          if (!t2 || t2->ending()) return;
+          if (!started.ok()) {
+            log_event("turn_failed", {{"turn", t2->id}, {"class", "StoreError"}, {"code", started.code}});
+            return fail(t2, "internal");
+          }
+          try {
+            run(t2);
+          } catch (const std::exception& e) {
+            log_event("turn_failed", {{"turn", t2->id}, {"class", typeid(e).name()}});
+            fail(t2, "internal");
+          }
+        });
   };
   if (t->slot->take(std::move(cb)) == queue::TurnSlot::Take::ended) fail(t, "unavailable");
 }

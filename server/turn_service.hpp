@@ -37,7 +37,7 @@ class TurnService {
   std::unique_ptr<runs::Renderer> renderer;  // null when plot renders are not built in
 
   // Starts a turn for a message that passed the HTTP checks (413, 404, 409): creates it, streams it
-  // on res and runs it. Throws store::StoreError before anything was streamed.
+  // on res and runs it. When the store refuses the turn's row, res gets the store's error instead.
   void start(const std::string& user, const std::string& session_id, bool session_open, MessageRequest msg,
              std::shared_ptr<Responder> res);
 
@@ -56,8 +56,10 @@ class TurnService {
     events.emit(t, name, data);
   }
 
-  // Runs a sandbox action the one way both actions run (server/turn_action.hpp).
+  // Runs a sandbox action the one way both actions run (server/turn_action.hpp): books its daily
+  // run, then takes the slot (take_planned_slot) and starts it.
   void drive(const std::shared_ptr<Turn>& t, ActionPlan plan);
+  void take_planned_slot(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& plan);
 
   // Takes the turn's render slot for its first sandbox job. While it waits: status{queued,
   // position, waiting}; refused or expired: error{capacity}; stopped while waiting: withdrawn and
@@ -70,7 +72,6 @@ class TurnService {
   void queued_status(const std::shared_ptr<Turn>& t, queue::Position p);
   // A refused run's ledger row (quota, capacity, cancelled while waiting); logged when it cannot be written.
   void ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code, double slot_wait_s = 0);
-  bool ledger(const store::LedgerEntry& e);  // false when the store refused it (logged)
   // Seconds since the turn queued for the slot.
   static double waited(const Turn& t);
 

@@ -4,6 +4,7 @@
 #include <deque>
 
 #include "server/server_metrics.hpp"
+#include "store/exec.hpp"
 #include "server/turn_service.hpp"
 #include "store/turns.hpp"
 
@@ -35,19 +36,12 @@ struct Replay : std::enable_shared_from_this<Replay> {
   boost::asio::steady_timer timer;
   std::size_t budget;
   std::deque<store::TurnEvent> page;
+  bool live_at_read = false;  // the turn was live when the last read was sent
 
   void step() {
     for (;;) {
       if (!res->is_open()) return;
-      if (page.empty()) {
-        try {
-          auto got = store::turns::events_after(s.app.db, turn_id, after, kPage);
-          page.assign(std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
-        } catch (const std::exception&) {
-          return res->close();
-        }
-        if (page.empty()) return attach();
-      }
+      if (page.empty()) return read();
       const store::TurnEvent& e = page.front();
       auto frame = format_sse_event(e.event, e.data, std::to_string(e.seq));
       if (!frame) return res->close();
@@ -61,6 +55,21 @@ struct Replay : std::enable_shared_from_this<Replay> {
     }
   }
 
+  // The next page of stored events (on PostgreSQL the answer comes back in a later loop turn).
+  void read() {
+    live_at_read = s.turns.find(turn_id) != nullptr;
+    s.app.store.run(
+        "read turn events",
+        [turn_id = turn_id, after = after](store::Db& db) { return store::turns::events_after(db, turn_id, after, kPage); },
+        [self = shared_from_this()](store::Stored<std::vector<store::TurnEvent>> got) {
+          if (!self->res->is_open()) return;
+          if (!got.ok()) return self->res->close();
+          if (got.value->empty()) return self->attach();
+          self->page.assign(std::make_move_iterator(got.value->begin()), std::make_move_iterator(got.value->end()));
+          self->step();
+        });
+  }
+
   void wait() {
     timer.expires_after(kPace);
     timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
@@ -68,9 +77,15 @@ struct Replay : std::enable_shared_from_this<Replay> {
     });
   }
 
-  // Everything stored is out: follow the live turn (same loop turn, so nothing falls between).
+  // Everything stored is out: follow the live turn. Events delivered while the last read was on
+  // its way are stored (stored, then delivered): read them first, then subscribe in the same loop
+  // turn as the check, so nothing falls between.
   void attach() {
-    if (auto t = s.turns.find(turn_id)) return t->subscribe(res, after);
+    auto t = s.turns.find(turn_id);
+    if (t && t->delivered() > after) return read();
+    if (t) return t->subscribe(res, after);
+    // It ended while the read was on its way: a read from now on sees every event it stored.
+    if (live_at_read) return read();
     res->close();  // ended (or abandoned by an earlier process) without more to send
   }
 };

@@ -1,15 +1,16 @@
 #include "store/checkpoint.hpp"
 
-#include <SQLiteCpp/Statement.h>
+#include "store/sql.hpp"
 
 #include "store/error.hpp"
 
 namespace plotq::store {
 
 CheckpointRun checkpoint(Db& db) {
+  if (db.engine() != Engine::sqlite) return {};  // PostgreSQL checkpoints by itself
   return guarded("checkpoint", [&] {
     // One row: busy, frames in the WAL, frames copied.
-    SQLite::Statement q(db.sql(), "PRAGMA wal_checkpoint(PASSIVE)");
+    Stmt q(db, "PRAGMA wal_checkpoint(PASSIVE)");
     CheckpointRun run;
     if (q.executeStep()) {
       run.busy = q.getColumn(0).getInt() != 0;

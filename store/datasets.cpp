@@ -1,6 +1,6 @@
 #include "store/datasets.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include "store/sql_util.hpp"
 
@@ -11,7 +11,7 @@ constexpr const char* kInfoCols =
     "session_id, version, source, parent_version, rows, cols, bytes, confirmed, confirmed_at, "
     "turn_id, job_id, created_at";
 
-DatasetVersionInfo info_row(SQLite::Statement& q) {
+DatasetVersionInfo info_row(Stmt& q) {
   DatasetVersionInfo v;
   v.session_id = q.getColumn(0).getString();
   v.version = q.getColumn(1).getInt64();
@@ -28,8 +28,8 @@ DatasetVersionInfo info_row(SQLite::Statement& q) {
   return v;
 }
 
-std::int64_t latest(SQLite::Database& s, const std::string& session_id) {
-  SQLite::Statement q(s, "SELECT coalesce(max(version), 0) FROM dataset_versions WHERE session_id = ?");
+std::int64_t latest(Db& s, const std::string& session_id) {
+  Stmt q(s, "SELECT coalesce(max(version), 0) FROM dataset_versions WHERE session_id = ?");
   q.bind(1, session_id);
   q.executeStep();
   return q.getColumn(0).getInt64();
@@ -39,22 +39,22 @@ std::int64_t latest(SQLite::Database& s, const std::string& session_id) {
 
 DatasetVersionInfo add_next_version(Db& db, const NewDatasetVersion& v, UnixSeconds now) {
   return guarded("add dataset version", [&] {
-    SQLite::Database& s = db.sql();
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement ds(s, "INSERT INTO datasets(session_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING");
+    Db& s = db;
+    Tx tx(s, "datasets:" + v.session_id);  // the next version is read, then written
+    Stmt ds(s, "INSERT INTO datasets(session_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING");
     ds.bind(1, v.session_id);
     ds.bind(2, iso_utc(now));
     ds.exec();
     // A paste into a closed session whose dataset retention already pruned: the new versions are
     // the retention prune's again (store/retention.cpp keeps them until they are old).
-    SQLite::Statement unmark(s, "UPDATE sessions SET data_pruned_at = NULL WHERE id = ? AND data_pruned_at IS NOT NULL");
+    Stmt unmark(s, "UPDATE sessions SET data_pruned_at = NULL WHERE id = ? AND data_pruned_at IS NOT NULL");
     unmark.bind(1, v.session_id);
     unmark.exec();
     std::int64_t next = latest(s, v.session_id) + 1;
-    SQLite::Statement q(s,
-                        "INSERT INTO dataset_versions(session_id, version, source, csv, code, parent_version, "
-                        "rows, cols, bytes, turn_id, job_id, created_at) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, length(CAST(?4 AS BLOB)), ?9, ?10, ?11)");
+    Stmt q(s,
+        "INSERT INTO dataset_versions(session_id, version, source, csv, code, parent_version, "
+        "rows, cols, bytes, turn_id, job_id, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?12, ?9, ?10, ?11)");
     q.bind(1, v.session_id);
     q.bind(2, static_cast<std::int64_t>(next));
     detail::bind_sv(q, 3, to_string(v.source));
@@ -66,6 +66,9 @@ DatasetVersionInfo add_next_version(Db& db, const NewDatasetVersion& v, UnixSeco
     detail::bind_opt(q, 9, v.turn_id);
     detail::bind_opt(q, 10, v.job_id);
     q.bind(11, iso_utc(now));
+    // The CSV's size in bytes, counted here (the schema's CHECK compares it with the text's): SQLite
+    // counts bytes as length(CAST(x AS BLOB)), PostgreSQL as octet_length(x).
+    q.bind(12, static_cast<std::int64_t>(v.csv.size()));
     q.exec();
     tx.commit();
     DatasetVersionInfo info;
@@ -86,7 +89,7 @@ DatasetVersionInfo add_next_version(Db& db, const NewDatasetVersion& v, UnixSeco
 std::vector<DatasetVersionInfo> list(Db& db, const std::string& session_id) {
   return guarded("list dataset versions", [&] {
     std::vector<DatasetVersionInfo> out;
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kInfoCols +
+    Stmt q(db, std::string("SELECT ") + kInfoCols +
                                       " FROM dataset_versions WHERE session_id = ? ORDER BY version");
     q.bind(1, session_id);
     while (q.executeStep()) out.push_back(info_row(q));
@@ -96,7 +99,7 @@ std::vector<DatasetVersionInfo> list(Db& db, const std::string& session_id) {
 
 std::optional<DatasetVersion> get(Db& db, const std::string& session_id, std::int64_t version) {
   return guarded("get dataset version", [&]() -> std::optional<DatasetVersion> {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kInfoCols +
+    Stmt q(db, std::string("SELECT ") + kInfoCols +
                                       ", csv, code FROM dataset_versions WHERE session_id = ?1 AND "
                                       "version = (CASE WHEN ?2 = 0 THEN (SELECT max(version) FROM "
                                       "dataset_versions WHERE session_id = ?1) ELSE ?2 END)");
@@ -113,9 +116,9 @@ std::optional<DatasetVersion> get(Db& db, const std::string& session_id, std::in
 
 bool confirm(Db& db, const std::string& session_id, std::int64_t version, UnixSeconds now) {
   return guarded("confirm dataset version", [&] {
-    SQLite::Statement q(db.sql(),
-                        "UPDATE dataset_versions SET confirmed = 1, confirmed_at = coalesce(confirmed_at, ?) "
-                        "WHERE session_id = ? AND version = ?");
+    Stmt q(db,
+        "UPDATE dataset_versions SET confirmed = 1, confirmed_at = coalesce(confirmed_at, ?) "
+        "WHERE session_id = ? AND version = ?");
     q.bind(1, iso_utc(now));
     q.bind(2, session_id);
     q.bind(3, static_cast<std::int64_t>(version));
@@ -124,7 +127,7 @@ bool confirm(Db& db, const std::string& session_id, std::int64_t version, UnixSe
 }
 
 std::int64_t latest_version(Db& db, const std::string& session_id) {
-  return guarded("latest dataset version", [&] { return latest(db.sql(), session_id); });
+  return guarded("latest dataset version", [&] { return latest(db, session_id); });
 }
 
 }  // namespace plotq::store::datasets

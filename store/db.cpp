@@ -11,6 +11,9 @@
 
 #include "common/settings.hpp"
 #include "store/error.hpp"
+#include "store/pg_driver.hpp"
+#include "store/sqlite_driver.hpp"
+#include "store/target.hpp"
 
 namespace plotq::store {
 namespace {
@@ -98,30 +101,51 @@ void register_settings(Settings& s, Options& o) {
       .range(0, 4 * 1024 * 1024);
   s.add("PLOTQ_DB_START_CHECK", &o.start_check,
         "plotqd checks the store (quick_check, schema) before serving it; off: the file headers only");
+  s.add("PLOTQ_DB_STATEMENT_TIMEOUT_MS", &o.statement_timeout_ms,
+        "PostgreSQL: the server cancels a statement running longer, ms (then: busy)")
+      .range(100, 600'000);
+  s.add("PLOTQ_DB_LOCK_TIMEOUT_MS", &o.lock_timeout_ms,
+        "PostgreSQL: the longest wait for a lock (the store's write lock included), ms (then: busy)")
+      .range(0, 600'000);
+  s.add("PLOTQ_DB_POOL_SIZE", &o.pool_size,
+        "PostgreSQL: plotqd's connections for store calls off the event loop (plus one for turn events)")
+      .range(1, 16);
+  s.add("PLOTQ_DB_PROBE_MS", &o.probe_ms,
+        "PostgreSQL: plotqd probes the store this often for /healthz and /readyz, ms")
+      .range(100, 60'000);
+  s.add("PLOTQ_DB_CONNECT_TIMEOUT_S", &o.connect_timeout_s,
+        "PostgreSQL: the longest wait for a connection, s, unless the conninfo sets connect_timeout")
+      .range(1, 600);
 }
 
 Options options_from_env() { return load_from_env<Options>(register_settings); }
 
-Db::Db(const std::string& path, Options options, int flags)
-    : path_(path), options_(options), sql_(path, flags, options.busy_timeout_ms) {}
+Db::~Db() { conn_.reset(); }  // statements before the connection they belong to
 
-void Db::Finalize::operator()(sqlite3_stmt* q) const { sqlite3_finalize(q); }
-
-sqlite3_stmt* Db::cached_statement(const std::string& sql) {
-  auto it = statements_.find(sql);
-  if (it != statements_.end()) return it->second.get();
-  sqlite3_stmt* q = nullptr;
-  int rc = sqlite3_prepare_v3(sql_.getHandle(), sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &q, nullptr);
-  if (rc != SQLITE_OK) throw SQLite::Exception(sql_.getHandle(), rc);
-  statements_.emplace(sql, std::unique_ptr<sqlite3_stmt, Finalize>(q));
-  return q;
+SQLite::Database& Db::sql() {
+  if (!sqlite_) throw StoreError("invalid", "a SQLite-only operation on a PostgreSQL store");
+  return *sqlite_;
 }
 
-std::unique_ptr<Db> Db::open(const std::string& path, Options options) {
+void Db::exec(std::string_view sql) { conn_->exec_script(sql); }
+bool Db::in_transaction() { return conn_->in_transaction(); }
+bool Db::table_exists(std::string_view name) { return conn_->table_exists(name); }
+
+std::unique_ptr<Db> Db::open(const std::string& target, Options options) {
+  std::unique_ptr<Db> db(new Db());
+  db->options_ = options;
+  db->engine_ = engine_of(target);
+  if (db->engine_ == Engine::postgresql) {
+    db->path_ = redacted(target);
+    db->conn_ = detail::pg_connect(target, options);
+    return db;
+  }
+  const std::string& path = target;
   int flags = open_flags(path, options);
+  db->path_ = path;
   return guarded("open " + path, [&] {
-    std::unique_ptr<Db> db(new Db(path, options, flags));
-    SQLite::Database& s = db->sql();
+    db->sqlite_ = std::make_unique<SQLite::Database>(path, flags, options.busy_timeout_ms);
+    SQLite::Database& s = *db->sqlite_;
     if (!options.read_only) {
       std::string mode = s.execAndGet("PRAGMA journal_mode=WAL").getString();
       if (mode != "wal") throw StoreError("db_open", path + ": cannot switch to WAL (" + mode + ")");
@@ -132,7 +156,8 @@ std::unique_ptr<Db> Db::open(const std::string& path, Options options) {
     s.exec("PRAGMA foreign_keys=ON");
     if (s.execAndGet("PRAGMA foreign_keys").getInt() != 1)
       throw StoreError("db_open", path + ": this SQLite cannot enforce foreign keys");
-    return db;
+    db->conn_ = detail::sqlite_conn(s.getHandle());
+    return std::move(db);
   });
 }
 

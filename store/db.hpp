@@ -1,25 +1,27 @@
-// One SQLite connection with plotq's pragmas.
+// One connection to the store, SQLite (the default: one file) or PostgreSQL (many nodes), with
+// plotq's session settings.
 //
-// The one-writer rule: plotqd holds ONE Db, used only on its event-loop thread, and every write of
-// the service goes through it (repository calls are short: a few indexed statements in one
-// transaction). The plotq CLI opens its own connection; WAL lets it read while plotqd writes, and
-// busy_timeout makes its rare writes (quota reset, migrate) wait for plotqd's instead of failing.
-// Writes that check-then-change (quota booking, next dataset version) use BEGIN IMMEDIATE, so they
-// are safe across processes too. A Db must not be shared between threads; open one per thread.
+// The one-writer rule: every write transaction takes the store's one write lock first (SQLite's
+// BEGIN IMMEDIATE; on PostgreSQL an advisory transaction lock, sql.hpp's Tx), so check-then-change
+// writes (quota booking, next dataset version) are safe across connections and processes on both
+// engines, and the two behave alike. The plotq CLI opens its own connection; SQLite's WAL lets it
+// read while plotqd writes. A Db must not be shared between threads; open one per thread.
 #pragma once
-#include <map>
 #include <memory>
 #include <string>
 
 #include <SQLiteCpp/Database.h>
 
-struct sqlite3_stmt;
+#include "store/sql.hpp"
 
 namespace plotq {
 class Settings;
 }
 
 namespace plotq::store {
+namespace detail {
+class Conn;
+}
 
 struct Options {
   bool synchronous_full = false;  // PLOTQ_DB_SYNCHRONOUS_FULL: synchronous=FULL (default NORMAL)
@@ -38,6 +40,18 @@ struct Options {
   // PLOTQ_DB_START_CHECK: plotqd runs quick_check and the schema check (store/integrity.hpp) before
   // it serves the file; off, only the header stage (a very large store starts faster).
   bool start_check = true;
+  // PostgreSQL only (each a session setting of every connection): a statement running longer is
+  // cancelled by the server (libpq 15 has no non-blocking cancel of its own), and a lock wait
+  // longer than lock_timeout ends as `busy`, like SQLite's busy timeout.
+  int statement_timeout_ms = 10000;  // PLOTQ_DB_STATEMENT_TIMEOUT_MS
+  int lock_timeout_ms = 5000;        // PLOTQ_DB_LOCK_TIMEOUT_MS
+  int connect_timeout_s = 5;         // PLOTQ_DB_CONNECT_TIMEOUT_S (unless the conninfo sets one)
+  // PLOTQ_DB_POOL_SIZE: plotqd's connections (one worker thread each) for store calls off the
+  // event loop, plus one for the turn events, which are written in order.
+  int pool_size = 3;
+  // PLOTQ_DB_PROBE_MS: plotqd on PostgreSQL asks the store how it is this often (/healthz, /readyz
+  // read the last answer; a probe still out after one interval counts as unreachable).
+  int probe_ms = 1000;
   // How long answers, ledger rows, events, datasets and sweeps are kept: store/retention.hpp.
 };
 
@@ -48,32 +62,38 @@ Options options_from_env();
 
 class Db {
  public:
-  // Creates the parent directory (mode 0711) and the file (mode 0600: sandboxed uids must never
-  // read it; an existing file, -wal or -shm with looser modes is tightened). Refuses symlinks and
-  // non-regular files. Sets WAL, synchronous NORMAL|FULL, foreign_keys ON, busy_timeout, cache_size.
-  // Throws StoreError: db_open, db_missing (read_only and no file).
-  static std::unique_ptr<Db> open(const std::string& path, Options options = {});
+  // `target` is a SQLite file path (the default engine) or a PostgreSQL URI
+  // (`postgresql://...`) / libpq conninfo (`host=/run/pg dbname=plotq`): store/target.hpp.
+  // SQLite: creates the parent directory (mode 0711) and the file (mode 0600: sandboxed uids must
+  // never read it; an existing file, -wal or -shm with looser modes is tightened). Refuses symlinks
+  // and non-regular files. Sets WAL, synchronous NORMAL|FULL, foreign_keys ON, busy_timeout,
+  // cache_size. PostgreSQL: connects (libpq; the conninfo's password, PGPASSFILE and sslmode pass
+  // through) and sets the session's statement_timeout, lock_timeout and UTC.
+  // Throws StoreError: db_open, db_missing (read_only and no file), unreachable (PostgreSQL).
+  static std::unique_ptr<Db> open(const std::string& target, Options options = {});
+  ~Db();
 
-  SQLite::Database& sql() { return sql_; }
+  Engine engine() const { return engine_; }
+  // SQLite: the file's path. PostgreSQL: the target without its password (safe for messages).
   const std::string& path() const { return path_; }
   const Options& options() const { return options_; }
 
-  // A statement prepared once per connection and kept until the Db closes (hot paths reuse it:
-  // reset, bind, step). The caller must reset it and clear its bindings after each use. Throws
-  // SQLite::Exception when sql does not prepare.
-  sqlite3_stmt* cached_statement(const std::string& sql);
+  // The SQLite connection (checkpoints, pragmas). Throws StoreError invalid on PostgreSQL.
+  SQLite::Database& sql();
+  detail::Conn& conn() { return *conn_; }
+
+  // Statements without parameters (pragmas, DDL), several separated by `;`.
+  void exec(std::string_view sql);
+  bool in_transaction();
+  bool table_exists(std::string_view name);
 
  private:
-  struct Finalize {
-    void operator()(sqlite3_stmt* q) const;
-  };
-  Db(const std::string& path, Options options, int flags);
+  Db() = default;
+  Engine engine_ = Engine::sqlite;
   std::string path_;
   Options options_;
-  SQLite::Database sql_;
-  // Declared after sql_, so finalized before the connection closes (a live statement would keep
-  // sqlite3_close from closing it).
-  std::map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
+  std::unique_ptr<SQLite::Database> sqlite_;  // SQLite only; outlives conn_'s statements
+  std::unique_ptr<detail::Conn> conn_;
 };
 
 }  // namespace plotq::store

@@ -1,6 +1,10 @@
 # Generates a C++ file holding every migrations/NNNN_name.sql, so the binary knows its migrations
-# without reading the disk at run time. Run as: cmake -DMIGRATIONS_DIR=... -DOUT=... -P this file.
+# without reading the disk at run time. Run as: cmake -DMIGRATIONS_DIR=... -DOUT=... -DFUNCTION=... -P
+# this file (FUNCTION: the generated function's name, embedded_migrations by default).
 # Refuses (FATAL_ERROR) a badly named file, a duplicate number or a gap in the numbering.
+if(NOT FUNCTION)
+  set(FUNCTION embedded_migrations)
+endif()
 file(GLOB _files RELATIVE "${MIGRATIONS_DIR}" "${MIGRATIONS_DIR}/*.sql")
 list(SORT _files)
 set(_body "")
@@ -32,7 +36,7 @@ namespace plotq::store::detail {
 namespace {
 ${_body}}  // namespace
 
-std::vector<std::pair<std::string, std::string>> embedded_migrations() {
+std::vector<std::pair<std::string, std::string>> ${FUNCTION}() {
   return {
 ${_list}  };
 }

@@ -7,7 +7,9 @@
 //   not_found    the row a call names does not exist
 //   bad_state    the row exists but is in the wrong state for the call (e.g. finishing a done turn)
 //   invalid      an argument the store cannot use (malformed day, empty id)
-//   disk_full, io, corrupt, sqlite   the underlying SQLite failure class
+//   unreachable  PostgreSQL: the server cannot be reached (refused, down, the connection lost);
+//                the driver reconnects with a backoff, the caller may retry later
+//   disk_full, io, corrupt, sqlite, postgresql   the underlying engine's failure class
 //   migration_*, schema_*            see MigrationError in store/migrate.hpp
 #pragma once
 #include <stdexcept>
@@ -30,20 +32,30 @@ struct StoreError : std::runtime_error {
 // The store code for a SQLite (extended) result code, e.g. SQLITE_CONSTRAINT_FOREIGNKEY -> "constraint".
 std::string code_for_sqlite(int extended_code);
 
+// The store code for a PostgreSQL SQLSTATE, e.g. 23505 (unique_violation) -> "constraint".
+std::string code_for_sqlstate(std::string_view sqlstate);
+
 // Rethrows a SQLite exception as a StoreError whose message says what the store was doing.
 [[noreturn]] void rethrow_sqlite(const SQLite::Exception& e, std::string_view what);
+
+// A PostgreSQL error (pg_driver.hpp's PgError) as StoreError; any other runtime_error is rethrown.
+[[noreturn]] void rethrow_engine(const std::runtime_error& e, std::string_view what);
 
 // The store code of a caught exception: a StoreError's code, "sqlite" for a raw SQLite one, else
 // "unknown". For log lines of callers that catch everything a store call may throw.
 std::string code_of(const std::exception& e);
 
-// Runs f, turning SQLite exceptions into StoreError. Every repository entry goes through it.
+// Runs f, turning either engine's exceptions into StoreError. Every repository entry goes through it.
 template <class F>
 auto guarded(std::string_view what, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const SQLite::Exception& e) {
     rethrow_sqlite(e, what);
+  } catch (const StoreError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    rethrow_engine(e, what);
   }
 }
 

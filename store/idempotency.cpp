@@ -1,6 +1,6 @@
 #include "store/idempotency.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include "common/sha256.hpp"
 #include "store/sql_util.hpp"
@@ -35,9 +35,9 @@ Claim begin(Db& db, const std::string& job_id, const std::string& kind, const st
             UnixSeconds now) {
   detail::require_id("job id", job_id);
   return guarded("claim idempotency key", [&] {
-    SQLite::Database& s = db.sql();
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement q(s, "SELECT fingerprint, state, response FROM idempotency WHERE job_id = ? AND kind = ?");
+    Db& s = db;
+    Tx tx(s, "idempotency:" + job_id + "/" + kind);  // the key is read, then written
+    Stmt q(s, "SELECT fingerprint, state, response FROM idempotency WHERE job_id = ? AND kind = ?");
     q.bind(1, job_id);
     q.bind(2, kind);
     Claim c;
@@ -52,9 +52,9 @@ Claim begin(Db& db, const std::string& job_id, const std::string& kind, const st
       }
       return c;
     }
-    SQLite::Statement ins(s,
-                          "INSERT INTO idempotency(job_id, kind, fingerprint, state, created_at) "
-                          "VALUES (?, ?, ?, 'running', ?)");
+    Stmt ins(s,
+        "INSERT INTO idempotency(job_id, kind, fingerprint, state, created_at) "
+        "VALUES (?, ?, ?, 'running', ?)");
     ins.bind(1, job_id);
     ins.bind(2, kind);
     ins.bind(3, fp);
@@ -68,17 +68,17 @@ Claim begin(Db& db, const std::string& job_id, const std::string& kind, const st
 void complete(Db& db, const std::string& job_id, const std::string& kind, const std::string& response_json,
               UnixSeconds now) {
   guarded("complete idempotency key", [&] {
-    SQLite::Database& s = db.sql();
+    Db& s = db;
     WriteTx tx(db, "idempotency");  // joins the caller's transaction (the run's ledger row) when one is open
-    SQLite::Statement u(s,
-                        "UPDATE idempotency SET state = 'done', response = ?, finished_at = ? "
-                        "WHERE job_id = ? AND kind = ? AND state = 'running'");
+    Stmt u(s,
+        "UPDATE idempotency SET state = 'done', response = ?, finished_at = ? "
+        "WHERE job_id = ? AND kind = ? AND state = 'running'");
     u.bind(1, response_json);
     u.bind(2, iso_utc(now));
     u.bind(3, job_id);
     u.bind(4, kind);
     if (u.exec() == 0) {
-      SQLite::Statement e(s, "SELECT state FROM idempotency WHERE job_id = ? AND kind = ?");
+      Stmt e(s, "SELECT state FROM idempotency WHERE job_id = ? AND kind = ?");
       e.bind(1, job_id);
       e.bind(2, kind);
       if (!e.executeStep()) throw StoreError("not_found", "no idempotency record for job " + job_id);
@@ -92,10 +92,10 @@ std::int64_t prune_done(Db& db, UnixSeconds finished_before, int batch) {
   if (batch <= 0) return 0;
   return guarded("prune idempotency answers", [&] {
     // One statement is its own transaction; LIMIT bounds how long it holds the write lock.
-    SQLite::Statement q(db.sql(),
-                        "DELETE FROM idempotency WHERE id IN ("
-                        "SELECT id FROM idempotency WHERE state = 'done' AND finished_at < ? "
-                        "ORDER BY finished_at, id LIMIT ?)");
+    Stmt q(db,
+        "DELETE FROM idempotency WHERE id IN ("
+        "SELECT id FROM idempotency WHERE state = 'done' AND finished_at < ? "
+        "ORDER BY finished_at, id LIMIT ?)");
     q.bind(1, iso_utc(finished_before));
     q.bind(2, batch);
     return std::int64_t(q.exec());
@@ -104,7 +104,7 @@ std::int64_t prune_done(Db& db, UnixSeconds finished_before, int batch) {
 
 bool forget(Db& db, const std::string& job_id, const std::string& kind) {
   return guarded("forget idempotency key", [&] {
-    SQLite::Statement q(db.sql(), "DELETE FROM idempotency WHERE job_id = ? AND kind = ? AND state = 'running'");
+    Stmt q(db, "DELETE FROM idempotency WHERE job_id = ? AND kind = ? AND state = 'running'");
     q.bind(1, job_id);
     q.bind(2, kind);
     return q.exec() == 1;
@@ -113,7 +113,8 @@ bool forget(Db& db, const std::string& job_id, const std::string& kind) {
 
 std::int64_t forget_running(Db& db) {
   return guarded("forget running idempotency keys", [&] {
-    return std::int64_t(db.sql().exec("DELETE FROM idempotency WHERE state = 'running'"));
+    Stmt q(db, "DELETE FROM idempotency WHERE state = 'running'");
+    return q.exec();
   });
 }
 

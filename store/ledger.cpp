@@ -11,7 +11,7 @@ constexpr const char* kCols =
     "exit_code, signal, timed_out, reason, measured, limit_value, max_rss_mb, attempts, outcome, "
     "refusal_code, runtime_id";
 
-LedgerEntry row(SQLite::Statement& q) {
+LedgerEntry row(Stmt& q) {
   LedgerEntry e;
   e.id = q.getColumn(0).getInt64();
   e.job_id = q.getColumn(1).getString();
@@ -44,12 +44,12 @@ std::int64_t insert(Db& db, const LedgerEntry& e) {
   detail::require_id("job id", e.job_id);
   return guarded("insert ledger entry", [&] {
     WriteTx tx(db, "ledger");  // joins the caller's transaction when one is open
-    detail::ensure_user(db.sql(), e.user_id, e.created_at);
-    SQLite::Statement q(db.sql(),
-                        "INSERT INTO runs(job_id, kind, user_id, session_id, turn_id, theme, created_at, "
-                        "slot_wait_s, wall_s, cpu_s, exit_code, signal, timed_out, reason, measured, "
-                        "limit_value, max_rss_mb, attempts, outcome, refusal_code, runtime_id) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    detail::ensure_user(db, e.user_id, e.created_at);
+    Stmt q(db,
+        "INSERT INTO runs(job_id, kind, user_id, session_id, turn_id, theme, created_at, "
+        "slot_wait_s, wall_s, cpu_s, exit_code, signal, timed_out, reason, measured, "
+        "limit_value, max_rss_mb, attempts, outcome, refusal_code, runtime_id) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
     q.bind(1, e.job_id);
     detail::bind_sv(q, 2, to_string(e.kind));
     q.bind(3, e.user_id);
@@ -71,8 +71,8 @@ std::int64_t insert(Db& db, const LedgerEntry& e) {
     detail::bind_sv(q, 19, to_string(e.outcome));
     detail::bind_opt(q, 20, e.refusal_code);
     detail::bind_opt(q, 21, e.runtime_id);
-    q.exec();
-    std::int64_t id = db.sql().getLastInsertRowid();
+    std::int64_t id = q.executeStep() ? q.getColumn(0).getInt64() : 0;
+    q.reset();  // a RETURNING statement is in progress until reset: SQLite would refuse the COMMIT
     tx.commit();
     return id;
   });
@@ -80,18 +80,19 @@ std::int64_t insert(Db& db, const LedgerEntry& e) {
 
 std::vector<LedgerEntry> query(Db& db, const LedgerQuery& f) {
   return guarded("query ledger", [&] {
-    std::string sql = std::string("SELECT ") + kCols + " FROM runs WHERE 1";
-    if (f.since) sql += " AND created_at >= :since";
-    if (f.user_id) sql += " AND user_id = :user";
-    if (f.kind) sql += " AND kind = :kind";
-    if (f.job_id) sql += " AND job_id = :job";
-    sql += " ORDER BY created_at DESC, id DESC LIMIT :limit";
-    SQLite::Statement q(db.sql(), sql);
-    if (f.since) q.bind(":since", iso_utc(*f.since));
-    if (f.user_id) q.bind(":user", *f.user_id);
-    if (f.kind) q.bind(":kind", std::string(to_string(*f.kind)));
-    if (f.job_id) q.bind(":job", *f.job_id);
-    q.bind(":limit", f.limit);
+    // ?1..?5: since, user, kind, job, limit (an absent filter leaves its number unused).
+    std::string sql = std::string("SELECT ") + kCols + " FROM runs WHERE TRUE";
+    if (f.since) sql += " AND created_at >= ?1";
+    if (f.user_id) sql += " AND user_id = ?2";
+    if (f.kind) sql += " AND kind = ?3";
+    if (f.job_id) sql += " AND job_id = ?4";
+    sql += " ORDER BY created_at DESC, id DESC LIMIT ?5";
+    Stmt q(db, sql);
+    if (f.since) q.bind(1, iso_utc(*f.since));
+    if (f.user_id) q.bind(2, *f.user_id);
+    if (f.kind) q.bind(3, std::string(to_string(*f.kind)));
+    if (f.job_id) q.bind(4, *f.job_id);
+    q.bind(5, f.limit);
     std::vector<LedgerEntry> out;
     while (q.executeStep()) out.push_back(row(q));
     return out;

@@ -1,7 +1,6 @@
 #include "store/migrate.hpp"
 
-#include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include <map>
 #include <regex>
@@ -11,18 +10,23 @@
 
 namespace plotq::store {
 namespace detail {
-std::vector<std::pair<std::string, std::string>> embedded_migrations();  // generated
+std::vector<std::pair<std::string, std::string>> embedded_migrations();     // generated: migrations/
+std::vector<std::pair<std::string, std::string>> embedded_pg_migrations();  // migrations/postgresql/
 }
 
 namespace {
 
-constexpr const char* kCreateTable =
-    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    " version INTEGER PRIMARY KEY CHECK (version >= 1),"
-    " name TEXT NOT NULL,"
-    " checksum TEXT NOT NULL CHECK (length(checksum) = 64),"
-    " applied_at TEXT NOT NULL"
-    ") STRICT";
+// The same table on both engines; SQLite's is STRICT (PostgreSQL's types are strict already).
+std::string create_table_sql(Engine e) {
+  std::string sql = std::string("CREATE TABLE IF NOT EXISTS schema_migrations (") +
+                    (e == Engine::sqlite ? " version INTEGER" : " version BIGINT") +
+                    " PRIMARY KEY CHECK (version >= 1),"
+                    " name TEXT NOT NULL,"
+                    " checksum TEXT NOT NULL CHECK (length(checksum) = 64),"
+                    " applied_at TEXT NOT NULL"
+                    ")";
+  return e == Engine::sqlite ? sql + " STRICT" : sql;
+}
 
 // A migration whose text holds this line runs with foreign keys off (needed to rebuild a table);
 // the runner checks PRAGMA foreign_key_check before it commits.
@@ -34,10 +38,10 @@ struct Applied {
   std::string checksum;
 };
 
-std::map<int, Applied> read_applied(SQLite::Database& s) {
+std::map<int, Applied> read_applied(Db& s) {
   std::map<int, Applied> out;
-  if (!s.tableExists("schema_migrations")) return out;
-  SQLite::Statement q(s, "SELECT version, name, checksum FROM schema_migrations ORDER BY version");
+  if (!s.table_exists("schema_migrations")) return out;
+  Stmt q(s, "SELECT version, name, checksum FROM schema_migrations ORDER BY version");
   while (q.executeStep()) {
     int v = q.getColumn(0).getInt();
     out[v] = {v, q.getColumn(1).getString(), q.getColumn(2).getString()};
@@ -84,12 +88,20 @@ void check_applied(const std::map<int, Applied>& applied, const std::vector<Migr
   }
 }
 
+// Each migration in its own write transaction: on PostgreSQL that holds the store's write lock
+// (sql.hpp's Tx), so two nodes migrating at once apply each migration once, one after the other.
 void apply_one(Db& db, const Migration& m) {
-  SQLite::Database& s = db.sql();
-  bool fk_off = m.sql.find(kForeignKeysOff) != std::string::npos;
+  Db& s = db;
+  bool fk_off = db.engine() == Engine::sqlite && m.sql.find(kForeignKeysOff) != std::string::npos;
+  auto fk_on_quietly = [&] {
+    try {
+      s.exec("PRAGMA foreign_keys=ON");
+    } catch (const std::exception&) {
+    }
+  };
   try {
     if (fk_off) s.exec("PRAGMA foreign_keys=OFF");  // no effect inside a transaction: set before
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    Tx tx(s);
     // Another process may have applied it between our check and our lock.
     auto applied = read_applied(s);
     if (applied.count(m.version)) {
@@ -98,25 +110,25 @@ void apply_one(Db& db, const Migration& m) {
     }
     s.exec(m.sql);
     if (fk_off) {
-      SQLite::Statement fkc(s, "PRAGMA foreign_key_check");
+      Stmt fkc(s, "PRAGMA foreign_key_check");
       if (fkc.executeStep())
         throw MigrationError("migration_failed", "migration " + m.name +
                                                      ".sql leaves rows that break a foreign key in table " +
                                                      fkc.getColumn(0).getString());
     }
-    SQLite::Statement ins(s, "INSERT INTO schema_migrations(version, name, checksum, applied_at) VALUES (?,?,?,?)");
+    Stmt ins(s, "INSERT INTO schema_migrations(version, name, checksum, applied_at) VALUES (?,?,?,?)");
     ins.bind(1, m.version);
     ins.bind(2, m.name);
     ins.bind(3, m.checksum);
     ins.bind(4, iso_utc(now_unix()));
     ins.exec();
     tx.commit();
-  } catch (const SQLite::Exception& e) {
-    if (fk_off) s.tryExec("PRAGMA foreign_keys=ON");
-    throw MigrationError("migration_failed", "migration " + m.name + ".sql failed and was rolled back: " + e.what());
-  } catch (...) {
-    if (fk_off) s.tryExec("PRAGMA foreign_keys=ON");
+  } catch (const StoreError&) {
+    if (fk_off) fk_on_quietly();
     throw;
+  } catch (const std::runtime_error& e) {  // the engine's own error (SQLite::Exception, PgError)
+    if (fk_off) fk_on_quietly();
+    throw MigrationError("migration_failed", "migration " + m.name + ".sql failed and was rolled back: " + e.what());
   }
   if (fk_off) s.exec("PRAGMA foreign_keys=ON");
 }
@@ -136,38 +148,41 @@ Migration make_migration(const std::string& file_name, std::string sql) {
   return m;
 }
 
-const std::vector<Migration>& known_migrations() {
-  static const std::vector<Migration> list = [] {
+const std::vector<Migration>& known_migrations(Engine e) {
+  auto load = [](const std::vector<std::pair<std::string, std::string>>& files) {
     std::vector<Migration> v;
-    for (auto& [file, sql] : detail::embedded_migrations()) v.push_back(make_migration(file, sql));
+    for (auto& [file, sql] : files) v.push_back(make_migration(file, sql));
     check_list(v);
     return v;
-  }();
-  return list;
+  };
+  static const std::vector<Migration> sqlite = load(detail::embedded_migrations());
+  static const std::vector<Migration> pg = load(detail::embedded_pg_migrations());
+  return e == Engine::postgresql ? pg : sqlite;
 }
 
-int known_schema_version() { return int(known_migrations().size()); }
+int known_schema_version(Engine e) { return int(known_migrations(e).size()); }
 
 int schema_version(Db& db) {
   return guarded("read schema version", [&] {
-    SQLite::Database& s = db.sql();
-    if (!s.tableExists("schema_migrations")) return 0;
-    return s.execAndGet("SELECT coalesce(max(version), 0) FROM schema_migrations").getInt();
+    Db& s = db;
+    if (!s.table_exists("schema_migrations")) return 0;
+    Stmt q(s, "SELECT coalesce(max(version), 0) FROM schema_migrations");
+    return q.executeStep() ? q.getColumn(0).getInt() : 0;
   });
 }
 
 void verify_applied(Db& db, const std::vector<Migration>& known) {
   check_list(known);
-  auto applied = guarded("read schema_migrations", [&] { return read_applied(db.sql()); });
+  auto applied = guarded("read schema_migrations", [&] { return read_applied(db); });
   check_applied(applied, known);
 }
 
 int apply_migrations(Db& db, const std::vector<Migration>& known) {
   check_list(known);
-  SQLite::Database& s = db.sql();
+  Db& s = db;
   guarded("create schema_migrations", [&] {
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
-    s.exec(kCreateTable);
+    Tx tx(s);
+    s.exec(create_table_sql(db.engine()));
     tx.commit();
   });
   verify_applied(db, known);
@@ -179,15 +194,15 @@ int apply_migrations(Db& db, const std::vector<Migration>& known) {
   return schema_version(db);
 }
 
-int migrate(Db& db) { return apply_migrations(db, known_migrations()); }
+int migrate(Db& db) { return apply_migrations(db, known_migrations(db.engine())); }
 
 void require_current_schema(Db& db) {
-  verify_applied(db, known_migrations());
+  verify_applied(db, known_migrations(db.engine()));
   int v = schema_version(db);
-  if (v < known_schema_version())
+  if (v < known_schema_version(db.engine()))
     throw MigrationError("schema_behind", "database " + db.path() + " is at schema version " +
                                               std::to_string(v) + ", this binary needs " +
-                                              std::to_string(known_schema_version()) +
+                                              std::to_string(known_schema_version(db.engine())) +
                                               "; run plotq migrate");
 }
 
@@ -195,7 +210,7 @@ Health check_health(Db& db) {
   Health h;
   try {
     h.schema_version = schema_version(db);
-    int known = known_schema_version();
+    int known = known_schema_version(db.engine());
     if (h.schema_version == known) {
       h.ok = true;
       h.detail = "ok";

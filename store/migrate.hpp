@@ -1,6 +1,7 @@
 // Migration runner. migrations/NNNN_name.sql are embedded into the binary at build time (see
 // store/embed_migrations.cmake); nothing is read from disk at run time. Each pending migration is
-// applied in its own BEGIN IMMEDIATE transaction and recorded in
+// applied in its own write transaction (Tx: BEGIN IMMEDIATE, or on PostgreSQL the store's write
+// lock, so nodes migrating at once do not collide) and recorded in
 // schema_migrations(version, name, checksum = sha256 hex of the file, applied_at).
 #pragma once
 #include <string>
@@ -26,9 +27,10 @@ struct Migration {
   std::string checksum;  // sha256 hex of sql
 };
 
-// The migrations compiled into this binary, in order (versions 1..N).
-const std::vector<Migration>& known_migrations();
-int known_schema_version();  // highest migration compiled into the binary
+// The migrations compiled into this binary for an engine, in order (versions 1..N): migrations/
+// for SQLite, migrations/postgresql/ for PostgreSQL (numbered on their own).
+const std::vector<Migration>& known_migrations(Engine e = Engine::sqlite);
+int known_schema_version(Engine e = Engine::sqlite);  // highest migration compiled into the binary
 
 // Applies pending migrations; returns the schema version. Throws MigrationError.
 int migrate(Db& db);

@@ -1,6 +1,6 @@
 #include "store/quotas.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include "store/sql_util.hpp"
 
@@ -22,15 +22,15 @@ std::string limit_name(Counter c, bool per_minute) {
 namespace quotas {
 namespace {
 
-CounterCounts read_counts(SQLite::Database& s, const std::string& user, std::string_view counter,
+CounterCounts read_counts(Db& s, const std::string& user, std::string_view counter,
                           UnixSeconds now) {
   CounterCounts c;
-  SQLite::Statement d(s, "SELECT count FROM quota_days WHERE user_id = ? AND counter = ? AND day = ?");
+  Stmt d(s, "SELECT count FROM quota_days WHERE user_id = ? AND counter = ? AND day = ?");
   d.bind(1, user);
   detail::bind_sv(d, 2, counter);
   d.bind(3, utc_day(now));
   if (d.executeStep()) c.day = d.getColumn(0).getInt64();
-  SQLite::Statement m(s, "SELECT count FROM quota_minutes WHERE user_id = ? AND counter = ? AND minute = ?");
+  Stmt m(s, "SELECT count FROM quota_minutes WHERE user_id = ? AND counter = ? AND minute = ?");
   m.bind(1, user);
   detail::bind_sv(m, 2, counter);
   m.bind(3, utc_minute(now));
@@ -44,10 +44,10 @@ Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds no
              std::optional<std::int64_t> day_limit, std::optional<std::int64_t> minute_limit) {
   detail::require_id("user id", user_id);
   return guarded("book quota", [&] {
-    SQLite::Database& s = db.sql();
-    // IMMEDIATE takes the write lock before the read, so no other connection can book between
-    // our check and our increment.
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    Db& s = db;
+    // The write lock (IMMEDIATE; the user's quota lock on PostgreSQL) is taken before the read, so
+    // no other connection can book between our check and our increment.
+    Tx tx(s, "quota:" + user_id);
     std::string_view name = to_string(counter);
     CounterCounts c = read_counts(s, user_id, name, now);
     Booking b;
@@ -62,21 +62,23 @@ Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds no
       return b;
     }
     detail::ensure_user(s, user_id, now);
-    SQLite::Statement d(s,
-                        "INSERT INTO quota_days(user_id, counter, day, count) VALUES (?, ?, ?, 1) "
-                        "ON CONFLICT(user_id, counter, day) DO UPDATE SET count = count + 1");
+    // The counted column named with its table: PostgreSQL reads a bare `count` here as ambiguous
+    // (EXCLUDED has one too).
+    Stmt d(s,
+        "INSERT INTO quota_days(user_id, counter, day, count) VALUES (?, ?, ?, 1) "
+        "ON CONFLICT(user_id, counter, day) DO UPDATE SET count = quota_days.count + 1");
     d.bind(1, user_id);
     detail::bind_sv(d, 2, name);
     d.bind(3, utc_day(now));
     d.exec();
-    SQLite::Statement m(s,
-                        "INSERT INTO quota_minutes(user_id, counter, minute, count) VALUES (?, ?, ?, 1) "
-                        "ON CONFLICT(user_id, counter, minute) DO UPDATE SET count = count + 1");
+    Stmt m(s,
+        "INSERT INTO quota_minutes(user_id, counter, minute, count) VALUES (?, ?, ?, 1) "
+        "ON CONFLICT(user_id, counter, minute) DO UPDATE SET count = quota_minutes.count + 1");
     m.bind(1, user_id);
     detail::bind_sv(m, 2, name);
     m.bind(3, utc_minute(now));
     m.exec();
-    SQLite::Statement prune(s, "DELETE FROM quota_minutes WHERE user_id = ? AND counter = ? AND minute < ?");
+    Stmt prune(s, "DELETE FROM quota_minutes WHERE user_id = ? AND counter = ? AND minute < ?");
     prune.bind(1, user_id);
     detail::bind_sv(prune, 2, name);
     prune.bind(3, utc_minute(now));
@@ -90,16 +92,16 @@ Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds no
 
 void unbook(Db& db, const std::string& user_id, Counter counter, UnixSeconds booked_at) {
   guarded("unbook quota", [&] {
-    SQLite::Database& s = db.sql();
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement d(s,
-                        "UPDATE quota_days SET count = count - 1 WHERE user_id = ? AND counter = ? AND day = ? AND count > 0");
+    Db& s = db;
+    Tx tx(s, "quota:" + user_id);
+    Stmt d(s,
+        "UPDATE quota_days SET count = count - 1 WHERE user_id = ? AND counter = ? AND day = ? AND count > 0");
     d.bind(1, user_id);
     detail::bind_sv(d, 2, to_string(counter));
     d.bind(3, utc_day(booked_at));
     d.exec();
-    SQLite::Statement m(s,
-                        "UPDATE quota_minutes SET count = count - 1 WHERE user_id = ? AND counter = ? AND minute = ? AND count > 0");
+    Stmt m(s,
+        "UPDATE quota_minutes SET count = count - 1 WHERE user_id = ? AND counter = ? AND minute = ? AND count > 0");
     m.bind(1, user_id);
     detail::bind_sv(m, 2, to_string(counter));
     m.bind(3, utc_minute(booked_at));
@@ -109,7 +111,7 @@ void unbook(Db& db, const std::string& user_id, Counter counter, UnixSeconds boo
 }
 
 CounterCounts counts(Db& db, const std::string& user_id, Counter counter, UnixSeconds now) {
-  return guarded("read quota counts", [&] { return read_counts(db.sql(), user_id, to_string(counter), now); });
+  return guarded("read quota counts", [&] { return read_counts(db, user_id, to_string(counter), now); });
 }
 
 std::vector<QuotaUsage> usage(Db& db, const std::string& day, UnixSeconds now,
@@ -118,14 +120,14 @@ std::vector<QuotaUsage> usage(Db& db, const std::string& day, UnixSeconds now,
   return guarded("read quota usage", [&] {
     std::string who = user_id ? "SELECT ?3 AS user_id"
                               : "SELECT DISTINCT user_id FROM quota_days WHERE day = ?1";
-    SQLite::Statement q(db.sql(),
-                        "WITH who AS (" + who + ") SELECT w.user_id, "
-                        "coalesce((SELECT count FROM quota_days WHERE user_id = w.user_id AND counter = 'messages' AND day = ?1), 0), "
-                        "coalesce((SELECT count FROM quota_minutes WHERE user_id = w.user_id AND counter = 'messages' AND minute = ?2), 0), "
-                        "coalesce((SELECT count FROM quota_days WHERE user_id = w.user_id AND counter = 'data_runs' AND day = ?1), 0), "
-                        "coalesce((SELECT count FROM quota_days WHERE user_id = w.user_id AND counter = 'pipeline_runs' AND day = ?1), 0), "
-                        "(SELECT count(*) FROM strikes WHERE user_id = w.user_id AND at >= ?1 || 'T00:00:00Z' AND at <= ?1 || 'T23:59:59Z') "
-                        "FROM who w ORDER BY w.user_id");
+    Stmt q(db,
+        "WITH who AS (" + who + ") SELECT w.user_id, "
+        "coalesce((SELECT count FROM quota_days WHERE user_id = w.user_id AND counter = 'messages' AND day = ?1), 0), "
+        "coalesce((SELECT count FROM quota_minutes WHERE user_id = w.user_id AND counter = 'messages' AND minute = ?2), 0), "
+        "coalesce((SELECT count FROM quota_days WHERE user_id = w.user_id AND counter = 'data_runs' AND day = ?1), 0), "
+        "coalesce((SELECT count FROM quota_days WHERE user_id = w.user_id AND counter = 'pipeline_runs' AND day = ?1), 0), "
+        "(SELECT count(*) FROM strikes WHERE user_id = w.user_id AND at >= ?1 || 'T00:00:00Z' AND at <= ?1 || 'T23:59:59Z') "
+        "FROM who w ORDER BY w.user_id");
     q.bind(1, day);
     q.bind(2, utc_minute(now));
     if (user_id) q.bind(3, *user_id);
@@ -147,15 +149,15 @@ std::vector<QuotaUsage> usage(Db& db, const std::string& day, UnixSeconds now,
 
 std::int64_t reset(Db& db, const std::string& user_id, std::optional<Counter> counter, UnixSeconds now) {
   return guarded("reset quotas", [&] {
-    SQLite::Database& s = db.sql();
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    Db& s = db;
+    Tx tx(s, "quota:" + user_id);
     std::string filter = counter ? " AND counter = ?3" : "";
-    SQLite::Statement d(s, "DELETE FROM quota_days WHERE user_id = ?1 AND day = ?2" + filter);
+    Stmt d(s, "DELETE FROM quota_days WHERE user_id = ?1 AND day = ?2" + filter);
     d.bind(1, user_id);
     d.bind(2, utc_day(now));
     if (counter) detail::bind_sv(d, 3, to_string(*counter));
     std::int64_t n = d.exec();
-    SQLite::Statement m(s, std::string("DELETE FROM quota_minutes WHERE user_id = ?1") +
+    Stmt m(s, std::string("DELETE FROM quota_minutes WHERE user_id = ?1") +
                                (counter ? " AND counter = ?2" : ""));
     m.bind(1, user_id);
     if (counter) detail::bind_sv(m, 2, to_string(*counter));
@@ -167,10 +169,10 @@ std::int64_t reset(Db& db, const std::string& user_id, std::optional<Counter> co
 
 void write_limits(Db& db, const std::map<std::string, std::int64_t>& limits, UnixSeconds now) {
   guarded("write quota limits", [&] {
-    SQLite::Database& s = db.sql();
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    Db& s = db;
+    Tx tx(s, "quota_limits");
     s.exec("DELETE FROM quota_limits");
-    SQLite::Statement q(s, "INSERT INTO quota_limits(name, value, updated_at) VALUES (?, ?, ?)");
+    Stmt q(s, "INSERT INTO quota_limits(name, value, updated_at) VALUES (?, ?, ?)");
     for (const auto& [name, value] : limits) {
       q.reset();
       q.bind(1, name);
@@ -185,7 +187,7 @@ void write_limits(Db& db, const std::map<std::string, std::int64_t>& limits, Uni
 std::map<std::string, std::int64_t> read_limits(Db& db) {
   return guarded("read quota limits", [&] {
     std::map<std::string, std::int64_t> out;
-    SQLite::Statement q(db.sql(), "SELECT name, value FROM quota_limits");
+    Stmt q(db, "SELECT name, value FROM quota_limits");
     while (q.executeStep()) out[q.getColumn(0).getString()] = q.getColumn(1).getInt64();
     return out;
   });

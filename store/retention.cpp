@@ -1,7 +1,7 @@
 #include "store/retention.hpp"
 
-#include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
+#include "store/sql.hpp"
 
 #include <functional>
 #include <vector>
@@ -110,14 +110,14 @@ constexpr const char* kNoRecentVersion =
     "NOT EXISTS (SELECT 1 FROM dataset_versions r WHERE r.session_id = s.id AND r.created_at >= ?1)";
 
 std::int64_t count(Db& db, const std::string& sql, UnixSeconds cutoff) {
-  SQLite::Statement q(db.sql(), sql);
+  Stmt q(db, sql);
   q.bind(1, iso_utc(cutoff));
   q.executeStep();
   return q.getColumn(0).getInt64();
 }
 
 std::vector<std::string> ids(Db& db, const std::string& sql, UnixSeconds cutoff, int limit) {
-  SQLite::Statement q(db.sql(), sql);
+  Stmt q(db, sql);
   q.bind(1, iso_utc(cutoff));
   q.bind(2, limit);
   std::vector<std::string> out;
@@ -127,16 +127,16 @@ std::vector<std::string> ids(Db& db, const std::string& sql, UnixSeconds cutoff,
 
 // Runs sql with ?1 = key, ?2 = limit; the rows it changed.
 std::int64_t exec_for(Db& db, const char* sql, const std::string& key, std::int64_t limit = 0) {
-  SQLite::Statement q(db.sql(), sql);
+  Stmt q(db, sql);
   q.bind(1, key);
   if (limit > 0) q.bind(2, limit);
   return q.exec();
 }
 
 StepResult step_ledger(Db& db, UnixSeconds cutoff, int batch) {
-  SQLite::Statement q(db.sql(),
-                      "DELETE FROM runs WHERE id IN "
-                      "(SELECT id FROM runs WHERE created_at < ?1 ORDER BY created_at, id LIMIT ?2)");
+  Stmt q(db,
+      "DELETE FROM runs WHERE id IN "
+      "(SELECT id FROM runs WHERE created_at < ?1 ORDER BY created_at, id LIMIT ?2)");
   q.bind(1, iso_utc(cutoff));
   q.bind(2, batch);
   std::int64_t n = q.exec();
@@ -160,7 +160,7 @@ StepResult step_turns(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now) {
     r.rows["turn_events"] += n;
     if (n >= budget) return r.more = true, r;  // maybe more of this turn: the next step goes on
     r.rows["turn_plots"] += exec_for(db, "DELETE FROM turn_plots WHERE turn_id = ?1", id);
-    SQLite::Statement m(db.sql(), "UPDATE turns SET events_pruned_at = ?2 WHERE id = ?1");
+    Stmt m(db, "UPDATE turns SET events_pruned_at = ?2 WHERE id = ?1");
     m.bind(1, id);
     m.bind(2, mark);
     m.exec();
@@ -177,8 +177,8 @@ StepResult step_idle(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now) {
   StepResult r;
   const std::string at = iso_utc(now);
   for (const auto& id : sessions) {
-    SQLite::Statement q(db.sql(),
-                        "UPDATE sessions SET closed_at = ?2, close_reason = 'idle' WHERE id = ?1 AND closed_at IS NULL");
+    Stmt q(db,
+        "UPDATE sessions SET closed_at = ?2, close_reason = 'idle' WHERE id = ?1 AND closed_at IS NULL");
     q.bind(1, id);
     q.bind(2, at);
     r.rows["sessions"] += q.exec();
@@ -221,7 +221,7 @@ StepResult step_datasets(Db& db, UnixSeconds cutoff, int batch, UnixSeconds now)
       "(SELECT version FROM dataset_versions WHERE session_id = ?1 ORDER BY version DESC LIMIT ?2)",
       [&](const std::string& id, StepResult& r) {
         r.rows["datasets"] += exec_for(db, "DELETE FROM datasets WHERE session_id = ?1", id);
-        SQLite::Statement m(db.sql(), "UPDATE sessions SET data_pruned_at = ?2 WHERE id = ?1");
+        Stmt m(db, "UPDATE sessions SET data_pruned_at = ?2 WHERE id = ?1");
         m.bind(1, id);
         m.bind(2, mark);
         m.exec();
@@ -271,7 +271,7 @@ Tally pending(Db& db, const Cutoffs& c) {
 StepResult prune_step(Db& db, Family f, const Cutoffs& c, int batch, UnixSeconds now) {
   if (batch <= 0) return {};
   StepResult r = guarded(std::string("prune ") + std::string(to_string(f)), [&]() -> StepResult {
-    SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    Tx tx(db, "retention");  // one prune step at a time, whichever node runs it
     StepResult out;
     switch (f) {
       case Family::ledger: out = step_ledger(db, c.ledger, batch); break;

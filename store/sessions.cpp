@@ -1,6 +1,6 @@
 #include "store/sessions.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include "store/sql_util.hpp"
 
@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kCols = "id, user_id, created_at, closed_at, close_reason";
 
-Session row(SQLite::Statement& q) {
+Session row(Stmt& q) {
   Session s;
   s.id = q.getColumn(0).getString();
   s.user_id = q.getColumn(1).getString();
@@ -24,9 +24,9 @@ Session row(SQLite::Statement& q) {
 void create(Db& db, const std::string& id, const std::string& user_id, UnixSeconds now) {
   detail::require_id("session id", id);
   guarded("create session", [&] {
-    SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    detail::ensure_user(db.sql(), user_id, now);
-    SQLite::Statement q(db.sql(), "INSERT INTO sessions(id, user_id, created_at) VALUES (?, ?, ?)");
+    Tx tx(db, "");  // inserts only
+    detail::ensure_user(db, user_id, now);
+    Stmt q(db, "INSERT INTO sessions(id, user_id, created_at) VALUES (?, ?, ?)");
     q.bind(1, id);
     q.bind(2, user_id);
     q.bind(3, iso_utc(now));
@@ -37,7 +37,7 @@ void create(Db& db, const std::string& id, const std::string& user_id, UnixSecon
 
 std::optional<Session> get(Db& db, const std::string& id) {
   return guarded("get session", [&]() -> std::optional<Session> {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols + " FROM sessions WHERE id = ?");
+    Stmt q(db, std::string("SELECT ") + kCols + " FROM sessions WHERE id = ?");
     q.bind(1, id);
     if (!q.executeStep()) return std::nullopt;
     return row(q);
@@ -46,13 +46,13 @@ std::optional<Session> get(Db& db, const std::string& id) {
 
 bool close(Db& db, const std::string& id, CloseReason reason, UnixSeconds now) {
   return guarded("close session", [&] {
-    SQLite::Statement q(db.sql(),
-                        "UPDATE sessions SET closed_at = ?, close_reason = ? WHERE id = ? AND closed_at IS NULL");
+    Stmt q(db,
+        "UPDATE sessions SET closed_at = ?, close_reason = ? WHERE id = ? AND closed_at IS NULL");
     q.bind(1, iso_utc(now));
     detail::bind_sv(q, 2, to_string(reason));
     q.bind(3, id);
     if (q.exec() == 1) return true;
-    SQLite::Statement e(db.sql(), "SELECT 1 FROM sessions WHERE id = ?");
+    Stmt e(db, "SELECT 1 FROM sessions WHERE id = ?");
     e.bind(1, id);
     if (!e.executeStep()) throw StoreError("not_found", "no session " + id);
     return false;
@@ -61,8 +61,8 @@ bool close(Db& db, const std::string& id, CloseReason reason, UnixSeconds now) {
 
 std::int64_t scope_refusals(Db& db, const std::string& id) {
   return guarded("count scope refusals", [&] {
-    SQLite::Statement q(db.sql(),
-                        "SELECT count(*) FROM turns WHERE session_id = ? AND scope IN ('out_of_scope', 'attack')");
+    Stmt q(db,
+        "SELECT count(*) FROM turns WHERE session_id = ? AND scope IN ('out_of_scope', 'attack')");
     q.bind(1, id);
     q.executeStep();
     return q.getColumn(0).getInt64();
@@ -72,10 +72,12 @@ std::int64_t scope_refusals(Db& db, const std::string& id) {
 std::vector<Session> list_for_user(Db& db, const std::string& user_id, bool open_only, int limit) {
   return guarded("list sessions", [&] {
     std::vector<Session> out;
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols +
+    Stmt q(db, std::string("SELECT ") + kCols +
                                       " FROM sessions WHERE user_id = ?" +
                                       (open_only ? " AND closed_at IS NULL" : "") +
-                                      " ORDER BY created_at DESC, rowid DESC LIMIT ?");
+                                      // Ties (one second) by id: PostgreSQL has no rowid, and both
+                                      // engines must list alike.
+                                      " ORDER BY created_at DESC, id DESC LIMIT ?");
     q.bind(1, user_id);
     q.bind(2, limit);
     while (q.executeStep()) out.push_back(row(q));

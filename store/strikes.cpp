@@ -1,6 +1,6 @@
 #include "store/strikes.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include "store/sql_util.hpp"
 
@@ -9,16 +9,16 @@ namespace plotq::store::strikes {
 std::int64_t add(Db& db, const std::string& user_id, const std::string& kind, UnixSeconds now,
                  const std::optional<std::string>& session_id, const std::optional<std::string>& turn_id) {
   return guarded("add strike", [&] {
-    SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    detail::ensure_user(db.sql(), user_id, now);
-    SQLite::Statement q(db.sql(), "INSERT INTO strikes(user_id, kind, at, session_id, turn_id) VALUES (?, ?, ?, ?, ?)");
+    Tx tx(db, "");  // inserts only
+    detail::ensure_user(db, user_id, now);
+    Stmt q(db, "INSERT INTO strikes(user_id, kind, at, session_id, turn_id) VALUES (?, ?, ?, ?, ?) RETURNING id");
     q.bind(1, user_id);
     q.bind(2, kind);
     q.bind(3, iso_utc(now));
     detail::bind_opt(q, 4, session_id);
     detail::bind_opt(q, 5, turn_id);
-    q.exec();
-    std::int64_t id = db.sql().getLastInsertRowid();
+    std::int64_t id = q.executeStep() ? q.getColumn(0).getInt64() : 0;
+    q.reset();  // a RETURNING statement is in progress until reset: SQLite would refuse the COMMIT
     tx.commit();
     return id;
   });
@@ -27,7 +27,7 @@ std::int64_t add(Db& db, const std::string& user_id, const std::string& kind, Un
 std::int64_t count_since(Db& db, const std::string& user_id, UnixSeconds since,
                          const std::optional<std::string>& kind) {
   return guarded("count strikes", [&] {
-    SQLite::Statement q(db.sql(), std::string("SELECT count(*) FROM strikes WHERE user_id = ?1 AND at >= ?2") +
+    Stmt q(db, std::string("SELECT count(*) FROM strikes WHERE user_id = ?1 AND at >= ?2") +
                                       (kind ? " AND kind = ?3" : ""));
     q.bind(1, user_id);
     q.bind(2, iso_utc(since));
@@ -46,9 +46,9 @@ bool locked_out(Db& db, const std::string& user_id, UnixSeconds now, std::int64_
 std::vector<Strike> list(Db& db, const std::string& user_id, int limit) {
   return guarded("list strikes", [&] {
     std::vector<Strike> out;
-    SQLite::Statement q(db.sql(),
-                        "SELECT id, user_id, kind, at, session_id, turn_id FROM strikes WHERE user_id = ? "
-                        "ORDER BY at DESC, id DESC LIMIT ?");
+    Stmt q(db,
+        "SELECT id, user_id, kind, at, session_id, turn_id FROM strikes WHERE user_id = ? "
+        "ORDER BY at DESC, id DESC LIMIT ?");
     q.bind(1, user_id);
     q.bind(2, limit);
     while (q.executeStep())
@@ -61,7 +61,7 @@ std::vector<Strike> list(Db& db, const std::string& user_id, int limit) {
 
 std::int64_t clear(Db& db, const std::string& user_id) {
   return guarded("clear strikes", [&] {
-    SQLite::Statement q(db.sql(), "DELETE FROM strikes WHERE user_id = ?");
+    Stmt q(db, "DELETE FROM strikes WHERE user_id = ?");
     q.bind(1, user_id);
     return std::int64_t(q.exec());
   });

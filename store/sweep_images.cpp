@@ -52,12 +52,10 @@ std::size_t remove_orphan_sweep_images(Db& db) {
     entries.emplace_back(it->path(), sweep_id_of(it->path().filename().string()));
   if (entries.empty()) return 0;
   std::set<std::int64_t> live;
-  try {
-    SQLite::Statement q(db.sql(), "SELECT id FROM sweeps");
+  guarded("read the sweeps' ids", [&] {
+    Stmt q(db, "SELECT id FROM sweeps");
     while (q.executeStep()) live.insert(q.getColumn(0).getInt64());
-  } catch (const SQLite::Exception& e) {
-    throw StoreError(code_of(e), std::string("read the sweeps' ids: ") + e.what());
-  }
+  });
   std::size_t gone = 0;
   for (const auto& [path, id] : entries) {
     if (id >= 0 && live.count(id)) continue;

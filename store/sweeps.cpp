@@ -1,6 +1,6 @@
 #include "store/sweeps.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include "store/sql_util.hpp"
 
@@ -11,7 +11,7 @@ constexpr const char* kSweepCols =
     "id, label, mode, server_url, root, glob, libraries, themes, timeout_s, jobs, state, files_total, "
     "elapsed_s, pid, plotq_version, created_at, updated_at, finished_at, runtime_id";
 
-Sweep sweep_row(SQLite::Statement& q) {
+Sweep sweep_row(Stmt& q) {
   Sweep s;
   s.id = q.getColumn(0).getInt64();
   s.label = q.getColumn(1).getString();
@@ -39,12 +39,12 @@ constexpr const char* kResultCols =
     "path, theme, sha256, library, outcome, reason, error_class, reason_class, exit_code, signal, width, "
     "height, png_bytes, detail, wall_s, cpu_s, max_rss_mb, created_at, canvas";
 
-std::optional<int> opt_int32(const SQLite::Column& c) {
+std::optional<int> opt_int32(const Column& c) {
   if (c.isNull()) return std::nullopt;
   return c.getInt();
 }
 
-SweepResult result_row(SQLite::Statement& q) {
+SweepResult result_row(Stmt& q) {
   SweepResult r;
   r.path = q.getColumn(0).getString();
   r.theme = q.getColumn(1).getString();
@@ -83,10 +83,10 @@ bool valid_label(const std::string& label) {
 std::int64_t create(Db& db, const Sweep& s, UnixSeconds now) {
   if (!valid_label(s.label)) throw StoreError("invalid", "sweep label must be 1..64 of [A-Za-z0-9._-]");
   return guarded("create sweep", [&] {
-    SQLite::Statement q(db.sql(),
-                        "INSERT INTO sweeps(label, mode, server_url, root, glob, libraries, themes, timeout_s, "
-                        "jobs, state, files_total, elapsed_s, pid, plotq_version, created_at, updated_at, runtime_id) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,'running',?,0,?,?,?,?,?)");
+    Stmt q(db,
+        "INSERT INTO sweeps(label, mode, server_url, root, glob, libraries, themes, timeout_s, "
+        "jobs, state, files_total, elapsed_s, pid, plotq_version, created_at, updated_at, runtime_id) "
+        "VALUES (?,?,?,?,?,?,?,?,?,'running',?,0,?,?,?,?,?) RETURNING id");
     q.bind(1, s.label);
     q.bind(2, s.mode);
     detail::bind_opt(q, 3, s.server_url);
@@ -102,14 +102,13 @@ std::int64_t create(Db& db, const Sweep& s, UnixSeconds now) {
     q.bind(13, iso_utc(now));
     q.bind(14, iso_utc(now));
     detail::bind_opt(q, 15, s.runtime_id);
-    q.exec();
-    return db.sql().getLastInsertRowid();
+    return q.executeStep() ? q.getColumn(0).getInt64() : std::int64_t(0);
   });
 }
 
 std::optional<Sweep> find(Db& db, const std::string& label) {
   return guarded("find sweep", [&]() -> std::optional<Sweep> {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kSweepCols + " FROM sweeps WHERE label = ?");
+    Stmt q(db, std::string("SELECT ") + kSweepCols + " FROM sweeps WHERE label = ?");
     q.bind(1, label);
     if (!q.executeStep()) return std::nullopt;
     return sweep_row(q);
@@ -118,7 +117,7 @@ std::optional<Sweep> find(Db& db, const std::string& label) {
 
 std::vector<Sweep> list(Db& db) {
   return guarded("list sweeps", [&] {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kSweepCols + " FROM sweeps ORDER BY created_at DESC, id DESC");
+    Stmt q(db, std::string("SELECT ") + kSweepCols + " FROM sweeps ORDER BY created_at DESC, id DESC");
     std::vector<Sweep> out;
     while (q.executeStep()) out.push_back(sweep_row(q));
     return out;
@@ -127,9 +126,9 @@ std::vector<Sweep> list(Db& db) {
 
 void begin_session(Db& db, std::int64_t sweep_id, int files_total, int jobs, std::int64_t pid, UnixSeconds now) {
   guarded("begin sweep session", [&] {
-    SQLite::Statement q(db.sql(),
-                        "UPDATE sweeps SET state = 'running', finished_at = NULL, files_total = ?, jobs = ?, "
-                        "pid = ?, updated_at = ? WHERE id = ?");
+    Stmt q(db,
+        "UPDATE sweeps SET state = 'running', finished_at = NULL, files_total = ?, jobs = ?, "
+        "pid = ?, updated_at = ? WHERE id = ?");
     q.bind(1, files_total);
     q.bind(2, jobs);
     q.bind(3, static_cast<std::int64_t>(pid));
@@ -144,9 +143,9 @@ void end_session(Db& db, std::int64_t sweep_id, const std::string& state, double
     throw StoreError("invalid", "a sweep session ends interrupted or done, not '" + state + "'");
   if (!(add_elapsed_s >= 0)) throw StoreError("invalid", "elapsed time must be >= 0");
   guarded("end sweep session", [&] {
-    SQLite::Statement q(db.sql(),
-                        "UPDATE sweeps SET state = ?, finished_at = ?, elapsed_s = elapsed_s + ?, updated_at = ? "
-                        "WHERE id = ?");
+    Stmt q(db,
+        "UPDATE sweeps SET state = ?, finished_at = ?, elapsed_s = elapsed_s + ?, updated_at = ? "
+        "WHERE id = ?");
     q.bind(1, state);
     if (state == "done") q.bind(2, iso_utc(now)); else q.bind(2);
     q.bind(3, add_elapsed_s);
@@ -159,14 +158,13 @@ void end_session(Db& db, std::int64_t sweep_id, const std::string& state, double
 void record_file(Db& db, std::int64_t sweep_id, const std::vector<SweepResult>& themes, UnixSeconds now) {
   if (themes.empty()) throw StoreError("invalid", "a recorded file needs at least one theme");
   guarded("record sweep file", [&] {
-    SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement q(db.sql(),
-                        "INSERT INTO sweep_results(sweep_id, path, theme, sha256, library, outcome, reason, "
-                        "error_class, exit_code, signal, width, height, png_bytes, detail, wall_s, cpu_s, "
-                        "max_rss_mb, created_at, canvas) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Tx tx(db, "");  // inserts only
+    Stmt q(db,
+        "INSERT INTO sweep_results(sweep_id, path, theme, sha256, library, outcome, reason, "
+        "error_class, exit_code, signal, width, height, png_bytes, detail, wall_s, cpu_s, "
+        "max_rss_mb, created_at, canvas) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const SweepResult& r : themes) {
       q.reset();
-      q.clearBindings();
       q.bind(1, static_cast<std::int64_t>(sweep_id));
       q.bind(2, r.path);
       q.bind(3, r.theme);
@@ -188,7 +186,7 @@ void record_file(Db& db, std::int64_t sweep_id, const std::vector<SweepResult>& 
       detail::bind_opt(q, 19, r.canvas);
       q.exec();
     }
-    SQLite::Statement u(db.sql(), "UPDATE sweeps SET updated_at = ? WHERE id = ?");
+    Stmt u(db, "UPDATE sweeps SET updated_at = ? WHERE id = ?");
     u.bind(1, iso_utc(now));
     u.bind(2, static_cast<std::int64_t>(sweep_id));
     u.exec();
@@ -198,7 +196,7 @@ void record_file(Db& db, std::int64_t sweep_id, const std::vector<SweepResult>& 
 
 std::vector<SweepResult> results(Db& db, std::int64_t sweep_id) {
   return guarded("read sweep results", [&] {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kResultCols +
+    Stmt q(db, std::string("SELECT ") + kResultCols +
                                       " FROM sweep_results WHERE sweep_id = ? ORDER BY path, theme");
     q.bind(1, static_cast<std::int64_t>(sweep_id));
     std::vector<SweepResult> out;
@@ -209,7 +207,7 @@ std::vector<SweepResult> results(Db& db, std::int64_t sweep_id) {
 
 std::vector<std::string> finished_paths(Db& db, std::int64_t sweep_id) {
   return guarded("read finished sweep files", [&] {
-    SQLite::Statement q(db.sql(), "SELECT DISTINCT path FROM sweep_results WHERE sweep_id = ? ORDER BY path");
+    Stmt q(db, "SELECT DISTINCT path FROM sweep_results WHERE sweep_id = ? ORDER BY path");
     q.bind(1, static_cast<std::int64_t>(sweep_id));
     std::vector<std::string> out;
     while (q.executeStep()) out.push_back(q.getColumn(0).getString());
@@ -219,7 +217,7 @@ std::vector<std::string> finished_paths(Db& db, std::int64_t sweep_id) {
 
 bool remove(Db& db, const std::string& label) {
   return guarded("remove sweep", [&] {
-    SQLite::Statement q(db.sql(), "DELETE FROM sweeps WHERE label = ?");
+    Stmt q(db, "DELETE FROM sweeps WHERE label = ?");
     q.bind(1, label);
     return q.exec() == 1;
   });

@@ -1,10 +1,10 @@
-// EventWriter: plotqd's hot path for turn events. The statements are prepared once and reused
-// (reset + bind per row), and the caller numbers the events itself (plotqd keeps each live turn's
+// EventWriter: plotqd's hot path for turn events. The statements are prepared once per connection
+// and reused (both drivers keep them: sql.hpp), and the caller numbers the events itself (plotqd keeps each live turn's
 // next seq in memory: it is the only writer of a live turn's events), so a row is one indexed
 // INSERT, not a parse plus a max(seq) lookup. The (turn_id, seq) primary key still refuses a
 // duplicate seq (constraint). Wrap many calls in one transaction; the writer opens none itself.
 // Same thread and lifetime rules as the Db it was made from (it must not outlive it); the
-// statements belong to the Db and are finalized when it closes.
+// statements belong to the Db's connection.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,6 @@
 #include "store/db.hpp"
 #include "store/time.hpp"
 
-struct sqlite3_stmt;
 
 namespace plotq::store::turns {
 
@@ -33,8 +32,6 @@ class EventWriter {
 
  private:
   Db& db_;
-  sqlite3_stmt* insert_;  // owned by the Db (Db::cached_statement)
-  sqlite3_stmt* finish_;
 };
 
 }  // namespace plotq::store::turns

@@ -1,6 +1,6 @@
 #include "store/turns.hpp"
 
-#include <SQLiteCpp/Transaction.h>
+#include "store/sql.hpp"
 
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kCols =
     "id, session_id, user_id, created_at, text_chars, action, scope, status, outcome, code, ended_at";
 
-Turn row(SQLite::Statement& q) {
+Turn row(Stmt& q) {
   Turn t;
   t.id = q.getColumn(0).getString();
   t.session_id = q.getColumn(1).getString();
@@ -35,9 +35,9 @@ Turn row(SQLite::Statement& q) {
 void create(Db& db, const NewTurn& t, UnixSeconds now) {
   detail::require_id("turn id", t.id);
   guarded("create turn", [&] {
-    SQLite::Statement q(db.sql(),
-                        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action) "
-                        "VALUES (?, ?, ?, ?, ?, ?)");
+    Stmt q(db,
+        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
     q.bind(1, t.id);
     q.bind(2, t.session_id);
     q.bind(3, t.user_id);
@@ -50,7 +50,7 @@ void create(Db& db, const NewTurn& t, UnixSeconds now) {
 
 std::optional<Turn> get(Db& db, const std::string& id) {
   return guarded("get turn", [&]() -> std::optional<Turn> {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols + " FROM turns WHERE id = ?");
+    Stmt q(db, std::string("SELECT ") + kCols + " FROM turns WHERE id = ?");
     q.bind(1, id);
     if (!q.executeStep()) return std::nullopt;
     return row(q);
@@ -59,15 +59,15 @@ std::optional<Turn> get(Db& db, const std::string& id) {
 
 void start(Db& db, const std::string& id) {
   guarded("start turn", [&] {
-    SQLite::Statement q(db.sql(), "UPDATE turns SET status = 'running' WHERE id = ? AND status = 'queued'");
+    Stmt q(db, "UPDATE turns SET status = 'running' WHERE id = ? AND status = 'queued'");
     q.bind(1, id);
-    if (q.exec() == 0) detail::explain_turn_no_change(db.sql(), id, "queued");
+    if (q.exec() == 0) detail::explain_turn_no_change(db, id, "queued");
   });
 }
 
 void set_scope(Db& db, const std::string& id, ScopeVerdict scope) {
   guarded("set turn scope", [&] {
-    SQLite::Statement q(db.sql(), "UPDATE turns SET scope = ? WHERE id = ?");
+    Stmt q(db, "UPDATE turns SET scope = ? WHERE id = ?");
     detail::bind_sv(q, 1, to_string(scope));
     q.bind(2, id);
     if (q.exec() == 0) throw StoreError("not_found", "no turn " + id);
@@ -77,25 +77,28 @@ void set_scope(Db& db, const std::string& id, ScopeVerdict scope) {
 void finish(Db& db, const std::string& id, const std::string& outcome,
             const std::optional<std::string>& code, UnixSeconds now) {
   guarded("finish turn", [&] {
-    SQLite::Statement q(db.sql(),
-                        "UPDATE turns SET status = 'done', outcome = ?, code = ?, ended_at = ? "
-                        "WHERE id = ? AND status <> 'done'");
+    Stmt q(db,
+        "UPDATE turns SET status = 'done', outcome = ?, code = ?, ended_at = ? "
+        "WHERE id = ? AND status <> 'done'");
     q.bind(1, outcome);
     detail::bind_opt(q, 2, code);
     q.bind(3, iso_utc(now));
     q.bind(4, id);
-    if (q.exec() == 0) detail::explain_turn_no_change(db.sql(), id, "queued or running");
+    if (q.exec() == 0) detail::explain_turn_no_change(db, id, "queued or running");
   });
 }
 
 std::int64_t append_event(Db& db, const std::string& turn_id, const std::string& event,
                           const std::string& data_json, UnixSeconds now) {
   return guarded("append turn event", [&] {
-    // One statement: the next seq is computed and inserted atomically.
-    SQLite::Statement q(db.sql(),
-                        "INSERT INTO turn_events(turn_id, seq, event, data, created_at) "
-                        "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM turn_events WHERE turn_id = ?1 "
-                        "RETURNING seq");
+    // The next seq is computed and inserted in one statement, under the write lock: SQLite's
+    // statement holds it anyway, PostgreSQL's would not (two appends to one turn would read the
+    // same max(seq)). Not a WriteTx: it must lock even where it joins nothing.
+    Tx tx(db);
+    Stmt q(db,
+        "INSERT INTO turn_events(turn_id, seq, event, data, created_at) "
+        "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM turn_events WHERE turn_id = ?1 "
+        "RETURNING seq");
     q.bind(1, turn_id);
     q.bind(2, event);
     q.bind(3, data_json);
@@ -104,6 +107,8 @@ std::int64_t append_event(Db& db, const std::string& turn_id, const std::string&
     std::int64_t seq = q.getColumn(0).getInt64();
     while (q.executeStep()) {
     }
+    q.reset();  // a RETURNING statement is in progress until reset: SQLite would refuse the COMMIT
+    tx.commit();
     return seq;
   });
 }
@@ -111,9 +116,9 @@ std::int64_t append_event(Db& db, const std::string& turn_id, const std::string&
 std::vector<TurnEvent> events_after(Db& db, const std::string& turn_id, std::int64_t after_seq, int limit) {
   return guarded("read turn events", [&] {
     std::vector<TurnEvent> out;
-    SQLite::Statement q(db.sql(),
-                        "SELECT seq, event, data, created_at FROM turn_events "
-                        "WHERE turn_id = ? AND seq > ? ORDER BY seq LIMIT ?");
+    Stmt q(db,
+        "SELECT seq, event, data, created_at FROM turn_events "
+        "WHERE turn_id = ? AND seq > ? ORDER BY seq LIMIT ?");
     q.bind(1, turn_id);
     q.bind(2, static_cast<std::int64_t>(after_seq));
     q.bind(3, limit);
@@ -126,9 +131,9 @@ std::vector<TurnEvent> events_after(Db& db, const std::string& turn_id, std::int
 
 std::optional<Turn> active_for_user(Db& db, const std::string& user_id) {
   return guarded("find active turn", [&]() -> std::optional<Turn> {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols +
+    Stmt q(db, std::string("SELECT ") + kCols +
                                       " FROM turns WHERE user_id = ? AND status <> 'done' "
-                                      "ORDER BY created_at LIMIT 1");
+                                      "ORDER BY created_at, id LIMIT 1");
     q.bind(1, user_id);
     if (!q.executeStep()) return std::nullopt;
     return row(q);
@@ -139,11 +144,11 @@ namespace {
 
 // Ends each turn (id, its last stored seq) with error{code, ref} and done{state:"error"} stored
 // kAbandonedSeqGap above that seq, inside the caller's transaction.
-void end_with_error(SQLite::Database& s, const std::vector<std::pair<std::string, std::int64_t>>& turns,
+void end_with_error(Db& s, const std::vector<std::pair<std::string, std::int64_t>>& turns,
                     const std::string& outcome, const std::string& code, UnixSeconds now) {
   const std::string at = iso_utc(now);
-  SQLite::Statement ev(s, "INSERT INTO turn_events(turn_id, seq, event, data, created_at) VALUES (?, ?, ?, ?, ?)");
-  SQLite::Statement end(s, "UPDATE turns SET status = 'done', outcome = ?, code = ?, ended_at = ? WHERE id = ?");
+  Stmt ev(s, "INSERT INTO turn_events(turn_id, seq, event, data, created_at) VALUES (?, ?, ?, ?, ?)");
+  Stmt end(s, "UPDATE turns SET status = 'done', outcome = ?, code = ?, ended_at = ? WHERE id = ?");
   auto append = [&](const std::string& turn, std::int64_t seq, const char* name, const nlohmann::json& data) {
     ev.reset();
     ev.bind(1, turn);
@@ -171,10 +176,10 @@ constexpr const char* kLastSeq = "coalesce((SELECT max(seq) FROM turn_events e W
 
 std::int64_t finish_abandoned(Db& db, UnixSeconds now) {
   return guarded("finish abandoned turns", [&] {
-    SQLite::Database& s = db.sql();
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    Db& s = db;
+    Tx tx(s);
     std::vector<std::pair<std::string, std::int64_t>> left;  // turn id, its last stored seq
-    SQLite::Statement q(s, std::string("SELECT t.id, ") + kLastSeq + " FROM turns t WHERE t.status <> 'done'");
+    Stmt q(s, std::string("SELECT t.id, ") + kLastSeq + " FROM turns t WHERE t.status <> 'done'");
     while (q.executeStep()) left.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
     end_with_error(s, left, "abandoned", "abandoned", now);
     tx.commit();
@@ -184,10 +189,10 @@ std::int64_t finish_abandoned(Db& db, UnixSeconds now) {
 
 void end_unstored(Db& db, const std::string& turn_id, const std::string& code, UnixSeconds now) {
   guarded("end a turn the store refused", [&] {
-    SQLite::Database& s = db.sql();
-    SQLite::Transaction tx(s, SQLite::TransactionBehavior::IMMEDIATE);
+    Db& s = db;
+    Tx tx(s, "turn:" + turn_id);
     std::vector<std::pair<std::string, std::int64_t>> left;
-    SQLite::Statement q(s, std::string("SELECT t.id, ") + kLastSeq + " FROM turns t WHERE t.id = ? AND t.status <> 'done'");
+    Stmt q(s, std::string("SELECT t.id, ") + kLastSeq + " FROM turns t WHERE t.id = ? AND t.status <> 'done'");
     q.bind(1, turn_id);
     while (q.executeStep()) left.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
     end_with_error(s, left, "error", code, now);
@@ -198,8 +203,10 @@ void end_unstored(Db& db, const std::string& turn_id, const std::string& code, U
 std::vector<Turn> list_for_session(Db& db, const std::string& session_id, int limit) {
   return guarded("list turns", [&] {
     std::vector<Turn> out;
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kCols +
-                                      " FROM turns WHERE session_id = ? ORDER BY created_at, rowid LIMIT ?");
+    Stmt q(db, std::string("SELECT ") + kCols +
+                                      // Ties (one second) by id: PostgreSQL has no rowid, and both
+                                      // engines must list alike.
+                                      " FROM turns WHERE session_id = ? ORDER BY created_at, id LIMIT ?");
     q.bind(1, session_id);
     q.bind(2, limit);
     while (q.executeStep()) out.push_back(row(q));

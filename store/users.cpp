@@ -11,9 +11,9 @@ void require_id(std::string_view what, const std::string& id) {
     throw StoreError("invalid", std::string(what) + " must be 1..128 characters");
 }
 
-void ensure_user(SQLite::Database& s, const std::string& user_id, UnixSeconds now) {
+void ensure_user(Db& s, const std::string& user_id, UnixSeconds now) {
   require_id("user id", user_id);
-  SQLite::Statement q(s, "INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING");
+  Stmt q(s, "INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING");
   q.bind(1, user_id);
   q.bind(2, iso_utc(now));
   q.exec();
@@ -24,16 +24,16 @@ void ensure_user(SQLite::Database& s, const std::string& user_id, UnixSeconds no
 namespace users {
 
 void ensure(Db& db, const std::string& id, UnixSeconds now) {
-  guarded("ensure user", [&] { detail::ensure_user(db.sql(), id, now); });
+  guarded("ensure user", [&] { detail::ensure_user(db, id, now); });
 }
 
-static User row(SQLite::Statement& q) {
+static User row(Stmt& q) {
   return {q.getColumn(0).getString(), detail::time_of(q.getColumn(1)), detail::opt_text(q.getColumn(2))};
 }
 
 std::optional<User> get(Db& db, const std::string& id) {
   return guarded("get user", [&]() -> std::optional<User> {
-    SQLite::Statement q(db.sql(), "SELECT id, created_at, label FROM users WHERE id = ?");
+    Stmt q(db, "SELECT id, created_at, label FROM users WHERE id = ?");
     q.bind(1, id);
     if (!q.executeStep()) return std::nullopt;
     return row(q);
@@ -42,7 +42,7 @@ std::optional<User> get(Db& db, const std::string& id) {
 
 void set_label(Db& db, const std::string& id, const std::optional<std::string>& label) {
   guarded("set user label", [&] {
-    SQLite::Statement q(db.sql(), "UPDATE users SET label = ? WHERE id = ?");
+    Stmt q(db, "UPDATE users SET label = ? WHERE id = ?");
     detail::bind_opt(q, 1, label);
     q.bind(2, id);
     if (q.exec() == 0) throw StoreError("not_found", "no user " + id);
@@ -52,7 +52,7 @@ void set_label(Db& db, const std::string& id, const std::optional<std::string>& 
 std::vector<User> list(Db& db) {
   return guarded("list users", [&] {
     std::vector<User> out;
-    SQLite::Statement q(db.sql(), "SELECT id, created_at, label FROM users ORDER BY id");
+    Stmt q(db, "SELECT id, created_at, label FROM users ORDER BY id");
     while (q.executeStep()) out.push_back(row(q));
     return out;
   });

@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <map>
 
-#include <SQLiteCpp/Statement.h>
-
 #include "store/db.hpp"
 #include "store/migrate.hpp"
 #include "tools/commands.hpp"
@@ -15,15 +13,15 @@ namespace {
 
 int status(store::Db& db) {
   std::map<int, std::string> applied;
-  if (db.sql().tableExists("schema_migrations")) {
-    SQLite::Statement q(db.sql(), "SELECT version, applied_at FROM schema_migrations");
+  if (db.table_exists("schema_migrations")) {
+    store::Stmt q(db, "SELECT version, applied_at FROM schema_migrations");
     while (q.executeStep()) applied[q.getColumn(0).getInt()] = q.getColumn(1).getString();
   }
-  for (const auto& m : store::known_migrations()) {
+  for (const auto& m : store::known_migrations(db.engine())) {
     auto it = applied.find(m.version);
     std::printf("%s.sql  %s\n", m.name.c_str(), it == applied.end() ? "pending" : ("applied " + it->second).c_str());
   }
-  store::verify_applied(db, store::known_migrations());
+  store::verify_applied(db, store::known_migrations(db.engine()));
   return 0;
 }
 
@@ -42,7 +40,8 @@ int cmd_migrate(Args args) {
     if (show_status) return status(*db);
     int before = store::schema_version(*db);
     int v = store::migrate(*db);
-    std::printf("%s: schema version %d (%d migration%s applied now)\n", path.c_str(), v, v - before,
+    // db->path(): a PostgreSQL target without its password.
+    std::printf("%s: schema version %d (%d migration%s applied now)\n", db->path().c_str(), v, v - before,
                 v - before == 1 ? "" : "s");
     return 0;
   } catch (const store::StoreError& e) {

@@ -12,6 +12,7 @@
 #include "store/db.hpp"
 #include "store/migrate.hpp"
 #include "store/retention.hpp"
+#include "store/target.hpp"
 #include "store/time.hpp"
 #include "tools/commands.hpp"
 #include "tools/store_read.hpp"
@@ -62,6 +63,15 @@ void print(const store::Tally& t, const store::Cutoffs& c, bool dry, bool json) 
   print_table(stdout, {"table", dry ? "would_go" : "pruned", "family", "before", "what"}, rows);
 }
 
+// The store to prune, or nullptr when there is none (nothing to prune, and none is made): no file,
+// or a PostgreSQL database never migrated.
+std::unique_ptr<store::Db> open_for_prune(const std::string& path) {
+  if (store::engine_of(path) == store::Engine::sqlite && !std::filesystem::exists(path)) return nullptr;
+  auto db = store::Db::open(path, store::options_from_env());
+  if (db->engine() == store::Engine::postgresql && store::schema_version(*db) == 0) return nullptr;
+  return db;
+}
+
 }  // namespace
 
 int cmd_prune(Args args) {
@@ -93,8 +103,7 @@ int cmd_prune(Args args) {
     store::Tally t;
     if (dry) {
       if (auto db = open_for_listing(path, "prune")) t = store::pending(*db, cutoffs);
-    } else if (std::filesystem::exists(path)) {  // nothing to prune in no store: none is made
-      auto db = store::Db::open(path, store::options_from_env());
+    } else if (auto db = open_for_prune(path)) {
       store::require_current_schema(*db);
       t = store::prune_all(*db, cutoffs, policy.batch, now);
     }

@@ -17,11 +17,11 @@ seconds=${PLOTQ_FUZZ_SECONDS:-15}
 # plotq are this tree's). What is left out and why: fuzz/README.md.
 suites=(common_tests store_tests store_cli_tests table_tests queue_tests runs_tests server_tests server_plotqd_tests
   turns_tests run_data_tests render_route_tests sandbox_tests metrics_format_tests metrics_queue_tests
-  metrics_plotqd_tests retention_tests storage_tests contract_tests submit_tests)
+  metrics_plotqd_tests retention_store_tests retention_tests storage_tests contract_tests submit_tests)
 suite_re='^(common|store|table|queue|runs|server|turns|run_data|render_route|sandbox|metrics|retention|storage|contract|submit)\.'
 # Timing tests whose bound ASan's slower fork and start-up path runs past (not memory findings).
 left_out='^turns\.the turn deadline kills a running job'
-fuzzers=(fuzz_http_request fuzz_wire fuzz_table fuzz_resume_id fuzz_data_records fuzz_render_records)
+fuzzers=(fuzz_http_request fuzz_wire fuzz_table fuzz_resume_id fuzz_data_records fuzz_render_records fuzz_db_target)
 
 if ! command -v clang++-14 >/dev/null || [ ! -f /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]; then
   if [ "${PLOTQ_SKIP_INSTALL:-0}" = 1 ]; then echo "san: clang-14 / libclang-rt-14-dev missing" >&2; exit 1; fi

@@ -13,10 +13,13 @@ build=${PLOTQ_BUILD_DIR:-$root/build}
 # plotq_exec_arm.so; python3-venv bootstraps uv; libcairo2 is cairosvg's (pygal's PNG export);
 # the fonts are what vl-convert and cairosvg find through fontconfig. clang-14 and its runtimes for
 # the sanitizer tree are installed by tools/san.sh itself, which only it needs. libpng-dev: the
-# sweep report's thumbnails (sweep/thumbnail.cpp).
+# sweep report's thumbnails (sweep/thumbnail.cpp). libpq-dev: the PostgreSQL engine's client
+# (store/); postgresql-15: the throwaway server of the tests (tools/pg.sh). libssl-dev: OpenSSL's
+# libcrypto.
 packages=(build-essential cmake pkg-config libboost-dev libsqlitecpp-dev libsqlite3-dev
   libseccomp-dev nlohmann-json3-dev catch2 sqlite3 libpng-dev python3 python3-dev python3-venv
-  libcairo2 fontconfig fonts-dejavu-core fonts-liberation2 ninja-build chromium nodejs npm)
+  libcairo2 fontconfig fonts-dejavu-core fonts-liberation2 ninja-build chromium nodejs npm
+  libpq-dev postgresql-15 libssl-dev)
 
 if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
   missing=()
@@ -30,6 +33,19 @@ if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
   read -r -a missing <<<"${missing[*]}"
   if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]}"
+    # The tests start their own servers (tools/pg.sh): the package must not create and start a
+    # 'main' cluster of its own. Before postgresql-common is installed, a drop-in that its
+    # createcluster.conf includes (an own createcluster.conf would clash with the package's).
+    cc=/etc/postgresql-common/createcluster.conf
+    if [ -f "$cc" ]; then
+      if ! grep -Eq '^[[:space:]]*create_main_cluster[[:space:]]*=[[:space:]]*false' "$cc"; then
+        sed -i -E '/^[#[:space:]]*create_main_cluster[[:space:]]*=/d' "$cc"
+        echo 'create_main_cluster = false' >>"$cc"
+      fi
+    else
+      mkdir -p /etc/postgresql-common/createcluster.d
+      echo 'create_main_cluster = false' >/etc/postgresql-common/createcluster.d/plotq.conf
+    fi
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -6,10 +6,19 @@
 #   tools/test.sh [CTEST ARGS]   arguments (e.g. -R '^store\.') go to the main tree's ctest, and
 #                                then the sanitizer tree is left out
 #   PLOTQ_SAN=0                  leaves the sanitizer tree out
+#   PLOTQ_TEST_PG=CONNINFO       the PostgreSQL the tests use (e.g. one from `tools/pg.sh start`);
+#                                unset: a throwaway one for the whole run (tools/pg.sh run)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PLOTQ_BUILD_DIR:-$root/build}
-"$root/tools/setup.sh"
+if [ "${_PLOTQ_TEST_SET_UP:-0}" != 1 ]; then
+  "$root/tools/setup.sh"
+  # One server for both trees: each PostgreSQL test makes its own schema or database in it. Without
+  # the server binaries those tests report themselves skipped (pg.sh says why).
+  if [ -z "${PLOTQ_TEST_PG:-}" ] && "$root/tools/pg.sh" bindir >/dev/null; then
+    _PLOTQ_TEST_SET_UP=1 exec "$root/tools/pg.sh" run -- "$root/tools/test.sh" "$@"
+  fi
+fi
 cd "$build"
 ctest --output-on-failure --timeout 600 -j "${PLOTQ_TEST_JOBS:-2}" "$@"
 if [ $# -eq 0 ] && [ "${PLOTQ_SAN:-1}" != 0 ]; then

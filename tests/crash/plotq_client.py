@@ -115,6 +115,11 @@ class Plotqd:
 
 def request(port, method, path, body=None, user="dev", headers=None, timeout=30):
     """(status, parsed JSON or raw bytes) of one request."""
+    return request_h(port, method, path, body, user, headers, timeout)[:2]
+
+
+def request_h(port, method, path, body=None, user="dev", headers=None, timeout=30):
+    """(status, parsed JSON or raw bytes, response headers as a dict) of one request."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         h = {"X-Plotq-User": user}
@@ -127,9 +132,10 @@ def request(port, method, path, body=None, user="dev", headers=None, timeout=30)
         resp = conn.getresponse()
         raw = resp.read()
         ctype = resp.getheader("Content-Type", "")
+        got = dict(resp.getheaders())
         if ctype.startswith("application/json"):
-            return resp.status, json.loads(raw)
-        return resp.status, raw
+            return resp.status, json.loads(raw), got
+        return resp.status, raw, got
     finally:
         conn.close()
 
@@ -147,6 +153,7 @@ class Stream:
         self.conn.request(method, path, body=data, headers=h)
         self.resp = self.conn.getresponse()
         self.status = self.resp.status
+        self.headers = dict(self.resp.getheaders())
         self.error = None
         if self.status != 200:
             raw = self.resp.read()

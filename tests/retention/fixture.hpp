@@ -1,7 +1,7 @@
 // Rows of every retention family at chosen times, written with plain SQL into a real store (the
 // repositories stamp "now" or refuse back-dated writes; the prune only reads the columns set here).
+// The same SQL on both engines (a PNG literal is each engine's own).
 #pragma once
-#include <SQLiteCpp/Statement.h>
 
 #include <cstdint>
 #include <map>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "store/db.hpp"
+#include "store/sql.hpp"
 #include "store/time.hpp"
 
 namespace plotq::retention_test {
@@ -17,13 +18,13 @@ using store::Db;
 using store::UnixSeconds;
 using store::iso_utc;
 
-inline void exec(Db& db, const std::string& sql) { db.sql().exec(sql); }
+inline void exec(Db& db, const std::string& sql) { db.exec(sql); }
 
 inline std::string q(const std::string& s) { return "'" + s + "'"; }
 inline std::string t(UnixSeconds at) { return q(iso_utc(at)); }
 
 inline void user(Db& db, const std::string& id, UnixSeconds at) {
-  exec(db, "INSERT OR IGNORE INTO users(id, created_at) VALUES (" + q(id) + ", " + t(at) + ")");
+  exec(db, "INSERT INTO users(id, created_at) VALUES (" + q(id) + ", " + t(at) + ") ON CONFLICT DO NOTHING");
 }
 
 inline void session(Db& db, const std::string& id, const std::string& who, UnixSeconds created,
@@ -46,7 +47,10 @@ inline void turn(Db& db, const std::string& id, const std::string& sess, const s
 
 inline void plot(Db& db, const std::string& turn_id, const std::string& theme, UnixSeconds at) {
   exec(db, "INSERT INTO turn_plots(turn_id, theme, width, height, bytes, png, created_at) VALUES (" + q(turn_id) +
-               ", " + q(theme) + ", 10, 10, 12, x'89504E470D0A1A0A00000000', " + t(at) + ")");
+               ", " + q(theme) + ", 10, 10, 12, " +
+               (db.engine() == store::Engine::sqlite ? "x'89504E470D0A1A0A00000000'"
+                                                      : "'\\x89504E470D0A1A0A00000000'::bytea") +
+               ", " + t(at) + ")");
 }
 
 inline void run(Db& db, const std::string& job, const std::string& who, UnixSeconds at) {
@@ -82,8 +86,18 @@ inline void sweep(Db& db, const std::string& label, UnixSeconds updated, int fil
                  "', 'matplotlib', 'fail', 'timeout', 1, 1, " + t(updated) + ")");
 }
 
-inline std::int64_t rows(Db& db, const std::string& table, const std::string& where = "1") {
-  return db.sql().execAndGet("SELECT count(*) FROM " + table + " WHERE " + where).getInt64();
+inline std::int64_t rows(Db& db, const std::string& table, const std::string& where = "TRUE") {
+  store::Stmt st(db, "SELECT count(*) FROM " + table + " WHERE " + where);
+  st.executeStep();
+  return st.getColumn(0).getInt64();
+}
+
+// The first column of every row, joined with ',' (SQLite's group_concat, PostgreSQL's string_agg).
+inline std::string joined(Db& db, const std::string& sql) {
+  store::Stmt st(db, sql);
+  std::string out;
+  while (st.executeStep()) out += (out.empty() ? "" : ",") + st.getColumn(0).getString();
+  return out;
 }
 
 // Rows around the real clock for the default settings (plotqd and plotq read the clock): what goes

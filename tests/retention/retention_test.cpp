@@ -1,6 +1,7 @@
-// The retention prune on real SQLite files (store/retention.hpp): each family goes past its cutoff
-// and not before, batches stay bounded, quota counters and the admin views keep every row inside
-// their windows.
+// The retention prune (store/retention.hpp) on both engines (tests/store/engines.hpp: a real SQLite
+// file and a PostgreSQL schema of its own): each family goes past its cutoff and not before,
+// batches stay bounded, quota counters and the admin views keep every row inside their windows.
+// The sweep thumbnails beside a store file are SQLite's alone (the last test).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -15,13 +16,17 @@
 #include "store/retention.hpp"
 #include "store/sweep_images.hpp"
 #include "tests/retention/fixture.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::retention_test;
 using plotq::store::Cutoffs;
 using plotq::store::Family;
 using plotq::store::RetentionPolicy;
 using plotq::store::Tally;
+using plotq::store::test::int_of;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 using plotq::store::test::TempDir;
 namespace store = plotq::store;
 
@@ -62,6 +67,13 @@ void populate(Db& db, const Cutoffs& c) {
   sweep(db, "sw-edge", c.sweeps, 2);
 }
 
+// Rows whose parent row is gone. SQLite checks its foreign keys per statement and can be made to
+// skip them, so the prune's order is checked here; PostgreSQL never lets such a row exist.
+std::int64_t dangling(Db& db) {
+  if (db.engine() != store::Engine::sqlite) return 0;
+  return int_of(db, "SELECT count(*) FROM pragma_foreign_key_check");
+}
+
 const Tally kExpected{{"runs", 1},          {"turn_events", 3}, {"turn_plots", 2}, {"sessions", 1},
                       {"dataset_versions", 3}, {"datasets", 1},   {"idempotency", 1}, {"sweep_results", 3},
                       {"sweeps", 1}};
@@ -90,9 +102,10 @@ TEST_CASE("retention: a ledger kept less than 2 days is refused (the views read 
   ::unsetenv("PLOTQ_RETAIN_LEDGER_DAYS");
 }
 
-TEST_CASE("retention: every family goes past its cutoff and not before", "[retention]") {
-  TempDir dir;
-  auto db = store::test::migrated(dir.file("plotq.db"));
+TEMPLATE_TEST_CASE("retention: every family goes past its cutoff and not before", "[retention][engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   Cutoffs c = store::cutoffs_at(RetentionPolicy{}, kNow);
   populate(*db, c);
 
@@ -101,8 +114,7 @@ TEST_CASE("retention: every family goes past its cutoff and not before", "[reten
   CHECK(store::pending(*db, c).empty());
   CHECK(store::prune_all(*db, c, 500, kNow).empty());  // a second prune finds nothing
 
-  CHECK(db->sql().execAndGet("SELECT group_concat(job_id, ',') FROM (SELECT job_id FROM runs ORDER BY job_id)")
-            .getString() == "edge-run,new-run");
+  CHECK(joined(*db, "SELECT job_id FROM runs ORDER BY job_id") == "edge-run,new-run");
   // The ended turn lost its events and plots; its row stays (the ledger names turns) and is marked.
   CHECK(rows(*db, "turns") == 3);
   CHECK(rows(*db, "turn_events", "turn_id = 't-old'") == 0);
@@ -112,7 +124,7 @@ TEST_CASE("retention: every family goes past its cutoff and not before", "[reten
   CHECK(rows(*db, "turn_plots", "turn_id = 't-edge'") == 1);
   CHECK(rows(*db, "turn_events", "turn_id = 't-running'") == 4);
   // Idle: closed with the schema's reason, at now; the others stay open.
-  CHECK(db->sql().execAndGet("SELECT close_reason || ' ' || closed_at FROM sessions WHERE id = 's-idle'").getString() ==
+  CHECK(joined(*db, "SELECT close_reason || ' ' || closed_at FROM sessions WHERE id = 's-idle'") ==
         "idle " + iso_utc(kNow));
   CHECK(rows(*db, "sessions", "closed_at IS NULL") == 3);
   // Datasets: only the session closed before the cutoff lost its versions.
@@ -121,10 +133,10 @@ TEST_CASE("retention: every family goes past its cutoff and not before", "[reten
   CHECK(rows(*db, "dataset_versions", "session_id = 's-closed-edge'") == 2);
   CHECK(rows(*db, "dataset_versions", "session_id = 's-active'") == 2);
   CHECK(rows(*db, "sessions", "id = 's-closed-old'") == 1);  // the session row stays
-  CHECK(db->sql().execAndGet("SELECT group_concat(job_id) FROM idempotency").getString() == "a-edge");
-  CHECK(db->sql().execAndGet("SELECT group_concat(label) FROM sweeps").getString() == "sw-edge");
+  CHECK(joined(*db, "SELECT job_id FROM idempotency") == "a-edge");
+  CHECK(joined(*db, "SELECT label FROM sweeps") == "sw-edge");
   CHECK(rows(*db, "sweep_results") == 2);
-  CHECK(db->sql().execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt() == 0);
+  CHECK(dangling(*db) == 0);
 
   // A day later the edge rows are past their cutoffs too (the idle-closed session's dataset waits
   // for the datasets cutoff from its close).
@@ -138,17 +150,18 @@ TEST_CASE("retention: every family goes past its cutoff and not before", "[reten
   CHECK(next.at("sessions") == 1);  // s-edge is idle now
 }
 
-TEST_CASE("retention: each step writes at most a batch - and a batch ending mid-entity leaves it whole", "[retention]") {
-  TempDir dir;
-  auto db = store::test::migrated(dir.file("plotq.db"));
+TEMPLATE_TEST_CASE("retention: each step writes at most a batch - and a batch ending mid-entity leaves it whole", "[retention][engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   Cutoffs c = store::cutoffs_at(RetentionPolicy{}, kNow);
-  db->sql().exec("BEGIN");
+  db->exec("BEGIN");
   for (int i = 0; i < 1'050; ++i) run(*db, "r" + std::to_string(i), "u", c.ledger - 1 - i);
   session(*db, "s", "u", c.datasets - 9 * kDay, c.datasets - 1);
   turn(*db, "long", "s", "u", c.turns - 9, c.turns - 1, 250);
   dataset(*db, "s", 230, c.datasets - 9 * kDay);
   sweep(*db, "big", c.sweeps - 1, 240);
-  db->sql().exec("COMMIT");
+  db->exec("COMMIT");
 
   constexpr int kBatch = 100;
   for (Family f : {Family::ledger, Family::turns, Family::datasets, Family::sweeps}) {
@@ -162,7 +175,7 @@ TEST_CASE("retention: each step writes at most a batch - and a batch ending mid-
       CHECK(store::total(r.rows) <= kBatch + 2);
       done += store::total(r.rows);
       // A version's parent is older: what is left of a half-pruned dataset still holds together.
-      CHECK(db->sql().execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt() == 0);
+      CHECK(dangling(*db) == 0);
       if (!r.more) break;
       REQUIRE(steps < 100);
     }
@@ -182,11 +195,11 @@ namespace {
 
 // Every row of a view as one line, in the view's order.
 std::vector<std::string> view(Db& db, const std::string& name) {
-  SQLite::Statement q(db.sql(), "SELECT * FROM " + name);
+  store::Stmt q(db, "SELECT * FROM " + name);
   std::vector<std::string> out;
   while (q.executeStep()) {
     std::string line;
-    for (int i = 0; i < q.getColumnCount(); ++i) line += (q.getColumn(i).isNull() ? "NULL" : q.getColumn(i).getString()) + "|";
+    for (int i = 0; i < q.columnCount(); ++i) line += (q.getColumn(i).isNull() ? "NULL" : q.getColumn(i).getString()) + "|";
     out.push_back(line);
   }
   return out;
@@ -199,9 +212,10 @@ std::vector<std::string> without(std::vector<std::string> rows, const std::strin
 
 }  // namespace
 
-TEST_CASE("retention: quota counters and the admin views keep every row inside their windows", "[retention]") {
-  TempDir dir;
-  auto db = store::test::migrated(dir.file("plotq.db"));
+TEMPLATE_TEST_CASE("retention: quota counters and the admin views keep every row inside their windows", "[retention][engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   // The views read the real clock ('now'): the rows are placed around it, the prune runs at the
   // shortest retention each setting allows.
   const UnixSeconds now = store::now_unix();
@@ -278,9 +292,10 @@ TEST_CASE("retention: quota counters and the admin views keep every row inside t
   CHECK(store::quotas::counts(*db, "alice", store::Counter::messages, now).day == 7);
 }
 
-TEST_CASE("retention: a paste into a closed session keeps its dataset until the paste is old too", "[retention]") {
-  TempDir dir;
-  auto db = store::test::migrated(dir.file("plotq.db"));
+TEMPLATE_TEST_CASE("retention: a paste into a closed session keeps its dataset until the paste is old too", "[retention][engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   Cutoffs c = store::cutoffs_at(RetentionPolicy{}, kNow);
   session(*db, "s", "u", c.datasets - 9 * kDay, c.datasets - 1);
   dataset(*db, "s", 2, c.datasets - 9 * kDay);
@@ -301,6 +316,8 @@ TEST_CASE("retention: a paste into a closed session keeps its dataset until the 
   CHECK(store::prune_all(*db, later, 100, kNow + 31 * kDay) == Tally{{"dataset_versions", 3}, {"datasets", 2}});
 }
 
+// SQLite only: the thumbnails live beside the store's file (store/sweep_images.hpp); a PostgreSQL
+// store has no file to put them beside.
 TEST_CASE("retention: a pruned sweep's thumbnails go with it - a kept one's stay and a directory no sweep has goes", "[retention]") {
   namespace fs = std::filesystem;
   TempDir dir;

@@ -1,4 +1,6 @@
-// Runs the real plotq binary (migrate, quotas, ledger) on a temp database and checks its output.
+// Runs the real plotq binary (migrate, quotas, ledger, check) on a temp database and checks its
+// output: each case on a SQLite file and on a PostgreSQL schema of its own (engines.hpp), the same
+// commands with --db naming either.
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -10,11 +12,14 @@
 #include "store/ledger.hpp"
 #include "store/quotas.hpp"
 #include "store/strikes.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 #include "tests/support/cli_run.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::kNow;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 using plotq::store::test::TempDir;
 
 namespace {
@@ -29,11 +34,19 @@ Run run_plotq(const TempDir& t, const std::string& args) {
   return plotq::test::run_cli(PLOTQ_CLI_PATH, t.path.string(), args);
 }
 
+// A target as one shell word: a conninfo has spaces and single quotes (test targets have no `"`,
+// `$` or backquote).
+std::string word(const std::string& target) { return "\"" + target + "\""; }
+
 }  // namespace
 
-TEST_CASE("cli: quotas and ledger on a missing database print headers only and create nothing") {
-  TempDir t;
-  std::string db = t.file("var/plotq.db");
+// SQLite: a file that does not exist. PostgreSQL: a database (schema) never migrated.
+TEMPLATE_TEST_CASE("cli: quotas and ledger on a missing database print headers only and create nothing", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const TempDir& t = st.dir();
+  const bool sqlite = TestType::engine == Engine::sqlite;
+  std::string db = sqlite ? t.file("var/plotq.db") : word(st.target());
   Run q = run_plotq(t, "--db " + db + " quotas");
   CHECK(q.rc == 0);
   auto l = lines(q.out);
@@ -50,13 +63,25 @@ TEST_CASE("cli: quotas and ledger on a missing database print headers only and c
   CHECK(g.rc == 0);
   CHECK(lines(g.out).size() == 1);
   CHECK(contains(g.out, "JOB"));
-  CHECK_FALSE(std::filesystem::exists(db));
+  Run p = run_plotq(t, "--db " + db + " prune --now --json");
+  CHECK(p.rc == 0);
+  CHECK(nlohmann::json::parse(p.out)["total"] == 0);
+  Run c = run_plotq(t, "--db " + db + " check");  // nothing to check: said, exit 1
+  CHECK(c.rc == 1);
+  CHECK(contains(c.out, "db_missing"));
+  if (sqlite) {
+    CHECK_FALSE(std::filesystem::exists(t.file("var/plotq.db")));
+  } else {
+    CHECK_FALSE(st.open()->table_exists("schema_migrations"));
+  }
 }
 
-TEST_CASE("cli: migrate applies, reports the version, is idempotent, and quotas then works") {
-  TempDir t;
-  std::string db = t.file("var/plotq.db");
-  std::string v = std::to_string(known_schema_version());
+TEMPLATE_TEST_CASE("cli: migrate applies, reports the version, is idempotent, and quotas then works", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const TempDir& t = st.dir();
+  std::string db = TestType::engine == Engine::sqlite ? t.file("var/plotq.db") : word(st.target());
+  std::string v = std::to_string(known_schema_version(TestType::engine));
   Run m = run_plotq(t, "--db " + db + " migrate");
   CHECK(m.rc == 0);
   CHECK(contains(m.out, "schema version " + v));
@@ -64,21 +89,25 @@ TEST_CASE("cli: migrate applies, reports the version, is idempotent, and quotas 
   Run again = run_plotq(t, "migrate --db " + db);
   CHECK(again.rc == 0);
   CHECK(contains(again.out, "(0 migrations applied now)"));
-  Run st = run_plotq(t, "--db " + db + " migrate --status");
-  CHECK(st.rc == 0);
-  CHECK(contains(st.out, "0001_init.sql  applied "));
+  Run status = run_plotq(t, "--db " + db + " migrate --status");
+  CHECK(status.rc == 0);
+  CHECK(contains(status.out, "0001_init.sql  applied "));
   Run q = run_plotq(t, "--db " + db + " quotas");
   CHECK(q.rc == 0);
   CHECK(lines(q.out).size() == 1);
+  Run c = run_plotq(t, "--db " + db + " check");
+  CHECK(c.rc == 0);
+  CHECK(contains(c.out, ": ok ("));
 }
 
-TEST_CASE("cli: migrate refuses an edited migration and a newer schema, exit 1 with the reason") {
-  TempDir t;
-  std::string path = t.file("p.db");
+TEMPLATE_TEST_CASE("cli: migrate refuses an edited migration and a newer schema, exit 1 with the reason",
+                   "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const TempDir& t = st.dir();
+  std::string path = word(st.target());
   {
-    auto db = Db::open(path);
-    migrate(*db);
-    db->sql().exec("UPDATE schema_migrations SET checksum = '" + std::string(64, 'c') + "' WHERE version = 1");
+    auto db = st.migrated();
+    db->exec("UPDATE schema_migrations SET checksum = '" + std::string(64, 'c') + "' WHERE version = 1");
   }
   Run m = run_plotq(t, "--db " + path + " migrate");
   CHECK(m.rc == 1);
@@ -87,27 +116,34 @@ TEST_CASE("cli: migrate refuses an edited migration and a newer schema, exit 1 w
   Run q = run_plotq(t, "--db " + path + " quotas");  // listings refuse it too
   CHECK(q.rc == 1);
   CHECK(contains(q.err, "migration_edited"));
+  Run c = run_plotq(t, "--db " + path + " check");
+  CHECK(c.rc == 1);
+  CHECK(contains(c.out, "migration_edited"));
 
-  TempDir t2;
-  std::string path2 = t2.file("p.db");
+  StoreUnderTest<TestType> st2;
+  const TempDir& t2 = st2.dir();
+  std::string path2 = word(st2.target());
   {
-    auto db = Db::open(path2);
-    migrate(*db);
-    db->sql().exec("INSERT INTO schema_migrations VALUES (" + std::to_string(known_schema_version() + 1) +
-                   ", '9999_future', '" + std::string(64, 'd') + "', '2030-01-01T00:00:00Z')");
+    auto db = st2.migrated();
+    db->exec("INSERT INTO schema_migrations VALUES (" + std::to_string(known_schema_version(TestType::engine) + 1) +
+             ", '9999_future', '" + std::string(64, 'd') + "', '2030-01-01T00:00:00Z')");
   }
   Run n = run_plotq(t2, "--db " + path2 + " migrate");
   CHECK(n.rc == 1);
   CHECK(contains(n.err, "schema_newer"));
+  Run c2 = run_plotq(t2, "--db " + path2 + " check");
+  CHECK(c2.rc == 1);
+  CHECK(contains(c2.out, "schema_newer"));
 }
 
-TEST_CASE("cli: quotas prints each user's usage against the limits, as a table and as JSON") {
-  TempDir t;
-  std::string path = t.file("p.db");
+TEMPLATE_TEST_CASE("cli: quotas prints each user's usage against the limits, as a table and as JSON", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const TempDir& t = st.dir();
+  std::string path = word(st.target());
   const std::string day = utc_day(kNow);
   {
-    auto db = Db::open(path);
-    migrate(*db);
+    auto db = st.migrated();
     for (int i = 0; i < 12; ++i) quotas::book(*db, "alice", Counter::messages, kNow, 200, 100);
     for (int i = 0; i < 3; ++i) quotas::book(*db, "alice", Counter::data_runs, kNow, 30, std::nullopt);
     quotas::book(*db, "bob-the-long-user-name", Counter::pipeline_runs, kNow, 40, std::nullopt);
@@ -157,13 +193,14 @@ TEST_CASE("cli: quotas prints each user's usage against the limits, as a table a
   CHECK(missing.rc == 2);
 }
 
-TEST_CASE("cli: quotas reset clears today's counters of one user, or one counter, or strikes") {
-  TempDir t;
-  std::string path = t.file("p.db");
+TEMPLATE_TEST_CASE("cli: quotas reset clears today's counters of one user, or one counter, or strikes", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const TempDir& t = st.dir();
+  std::string path = word(st.target());
   UnixSeconds now = now_unix();  // reset works on today
   {
-    auto db = Db::open(path);
-    migrate(*db);
+    auto db = st.migrated();
     for (int i = 0; i < 5; ++i) quotas::book(*db, "alice", Counter::messages, now, 200, 100);
     quotas::book(*db, "alice", Counter::data_runs, now, 30, std::nullopt);
     quotas::book(*db, "bob", Counter::messages, now, 200, 100);
@@ -172,7 +209,7 @@ TEST_CASE("cli: quotas reset clears today's counters of one user, or one counter
   Run r = run_plotq(t, "--db " + path + " quotas reset --user alice --counter data_runs");
   CHECK(r.rc == 0);
   {
-    auto db = Db::open(path);
+    auto db = st.open();
     CHECK(quotas::counts(*db, "alice", Counter::data_runs, now).day == 0);
     CHECK(quotas::counts(*db, "alice", Counter::messages, now).day == 5);
   }
@@ -181,7 +218,7 @@ TEST_CASE("cli: quotas reset clears today's counters of one user, or one counter
   r = run_plotq(t, "--db " + path + " quotas reset --user alice --counter strikes");
   CHECK(r.rc == 0);
   CHECK(contains(r.out, "1 row removed"));
-  auto db = Db::open(path);
+  auto db = st.open();
   CHECK(quotas::counts(*db, "alice", Counter::messages, now).day == 0);
   CHECK(quotas::counts(*db, "bob", Counter::messages, now).day == 1);  // others untouched
   CHECK(strikes::count_since(*db, "alice", 0) == 0);
@@ -190,13 +227,14 @@ TEST_CASE("cli: quotas reset clears today's counters of one user, or one counter
   CHECK(run_plotq(t, "--db " + path + " quotas reset --user alice --counter tokens").rc == 2);
 }
 
-TEST_CASE("cli: ledger lists runs newest first with filters, as a table and as JSON") {
-  TempDir t;
-  std::string path = t.file("p.db");
+TEMPLATE_TEST_CASE("cli: ledger lists runs newest first with filters, as a table and as JSON", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const TempDir& t = st.dir();
+  std::string path = word(st.target());
   UnixSeconds now = now_unix();
   {
-    auto db = Db::open(path);
-    migrate(*db);
+    auto db = st.migrated();
     LedgerEntry e;
     e.job_id = "job-old";
     e.kind = RunKind::render;
@@ -264,12 +302,36 @@ TEST_CASE("cli: ledger lists runs newest first with filters, as a table and as J
   CHECK(run_plotq(t, "--db " + path + " ledger --limit 0").rc == 2);
 }
 
-TEST_CASE("cli: PLOTQ_DB names the database when --db is absent") {
-  TempDir t;
-  std::string path = t.file("env.db");
+TEMPLATE_TEST_CASE("cli: PLOTQ_DB names the database when --db is absent", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const TempDir& t = st.dir();
   std::string out = t.file("o");
-  std::string cmd = "PLOTQ_DB=" + path + " " + std::string(PLOTQ_CLI_PATH) + " migrate >" + out + " 2>&1";
+  std::string cmd = "PLOTQ_DB=" + word(st.target()) + " " + std::string(PLOTQ_CLI_PATH) + " migrate >" + out + " 2>&1";
   CHECK(std::system(cmd.c_str()) == 0);
-  CHECK(contains(slurp(out), path));
-  CHECK(std::filesystem::exists(path));
+  CHECK(contains(slurp(out), st.target()));  // a target without a password is shown as it is
+  CHECK(schema_version(*st.open()) == known_schema_version(TestType::engine));
+}
+
+// PostgreSQL only (a SQLite path has no password): the conninfo's password never reaches plotq's
+// output, neither when it connects (trust auth ignores it) nor when it cannot.
+TEST_CASE("cli: a PostgreSQL password in --db is never printed, connected or not") {
+  StoreUnderTest<OnPostgres> st;
+  const TempDir& t = st.dir();
+  const std::string secret = "s3cr3t-pw-4711";
+  Run m = run_plotq(t, "--db " + word(st.target() + " password=" + secret) + " migrate");
+  CHECK(m.rc == 0);
+  CHECK(contains(m.out, "password=***"));
+  Run c = run_plotq(t, "--db " + word(st.target() + " password=" + secret) + " check --json");
+  CHECK(c.rc == 0);
+  CHECK(contains(c.out, "password=***"));
+  // A server that is not there: the error names the target, without the password.
+  const std::string nowhere = "host=" + t.file("no-such-dir") + " dbname=x password=" + secret;
+  for (const char* cmd : {"migrate", "quotas", "ledger", "check", "prune --dry-run"}) {
+    INFO(cmd);
+    Run r = run_plotq(t, "--db " + word(nowhere) + " " + cmd);
+    CHECK(r.rc == 1);
+    CHECK(contains(r.out + r.err, "unreachable"));
+    CHECK_FALSE(contains(r.out + r.err, secret));
+  }
+  CHECK_FALSE(contains(m.out + m.err + c.out + c.err, secret));
 }

@@ -1,5 +1,6 @@
 // Concurrent quota bookings (several processes, several threads, each with its own connection)
-// never exceed the cap, and concurrent dataset versions never share a number.
+// never exceed the cap, and concurrent dataset versions never share a number: on SQLite (one file,
+// BEGIN IMMEDIATE) and on PostgreSQL (one schema, the store's advisory write lock), the same test.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -10,27 +11,30 @@
 #include "store/datasets.hpp"
 #include "store/quotas.hpp"
 #include "store/sessions.hpp"
-#include "tests/store/helpers.hpp"
+#include "store/turns.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::kNow;
-using plotq::store::test::migrated;
-using plotq::store::test::TempDir;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 
 namespace {
 
 Options patient() {
   Options o;
   o.busy_timeout_ms = 30000;  // contention on 2 cores: wait rather than fail
+  o.lock_timeout_ms = 30000;  // the same on PostgreSQL
   return o;
 }
 
 }  // namespace
 
-TEST_CASE("concurrency: bookings from several processes never exceed the day cap") {
-  TempDir t;
-  std::string path = t.file("p.db");
-  { migrated(path); }
+TEMPLATE_TEST_CASE("concurrency: bookings from several processes never exceed the day cap", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
+  { st.migrated(); }
   constexpr int kProcs = 6, kTries = 20, kCap = 50;  // 120 attempts for 50 places
   std::vector<pid_t> pids;
   std::vector<int> out_pipes;
@@ -78,10 +82,10 @@ TEST_CASE("concurrency: bookings from several processes never exceed the day cap
   CHECK(quotas::counts(*db, "alice", Counter::data_runs, kNow).day == kCap);
 }
 
-TEST_CASE("concurrency: bookings from several threads never exceed the minute cap") {
-  TempDir t;
-  std::string path = t.file("p.db");
-  { migrated(path); }
+TEMPLATE_TEST_CASE("concurrency: bookings from several threads never exceed the minute cap", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
+  { st.migrated(); }
   constexpr int kThreads = 6, kTries = 15, kCap = 40;
   std::atomic<int> booked{0}, refused_minute{0}, errors{0};
   std::vector<std::thread> threads;
@@ -108,11 +112,12 @@ TEST_CASE("concurrency: bookings from several threads never exceed the minute ca
   CHECK(c.day == kCap);
 }
 
-TEST_CASE("concurrency: dataset versions added from several processes are 1..N without gaps") {
-  TempDir t;
-  std::string path = t.file("p.db");
+TEMPLATE_TEST_CASE("concurrency: dataset versions added from several processes are 1..N without gaps", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
   {
-    auto db = migrated(path);
+    auto db = st.migrated();
     sessions::create(*db, "s", "alice", kNow);
   }
   constexpr int kProcs = 4, kEach = 10;
@@ -151,4 +156,45 @@ TEST_CASE("concurrency: dataset versions added from several processes are 1..N w
   auto list = datasets::list(*db, "s");
   REQUIRE(list.size() == size_t(kProcs * kEach));
   for (size_t i = 0; i < list.size(); ++i) CHECK(list[i].version == std::int64_t(i + 1));
+}
+
+TEMPLATE_TEST_CASE("concurrency: events appended to one turn from several processes get seq 1..N without gaps",
+                   "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string path = st.target();
+  {
+    auto db = st.migrated();
+    sessions::create(*db, "s", "alice", kNow);
+    turns::create(*db, {"t", "s", "alice", 1, TurnAction::none}, kNow);
+  }
+  constexpr int kProcs = 4, kEach = 25;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int ok = 0;
+      try {
+        auto db = Db::open(path, patient());
+        for (int i = 0; i < kEach; ++i)
+          if (turns::append_event(*db, "t", "status", "{\"p\":" + std::to_string(p) + "}", kNow) > 0) ++ok;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child %d: %s\n", p, e.what());
+      }
+      ::_exit(ok);
+    }
+    pids.push_back(pid);
+  }
+  int total = 0;
+  for (pid_t pid : pids) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    total += WEXITSTATUS(status);
+  }
+  CHECK(total == kProcs * kEach);
+  auto db = Db::open(path);
+  auto evs = turns::events_after(*db, "t", 0, 1000);
+  REQUIRE(evs.size() == size_t(kProcs * kEach));
+  for (size_t i = 0; i < evs.size(); ++i) CHECK(evs[i].seq == std::int64_t(i + 1));
 }

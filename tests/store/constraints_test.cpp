@@ -1,40 +1,34 @@
 // The schema itself refuses bad rows (foreign keys, CHECKs, UNIQUE), whoever writes them: the
-// repositories, plotq, or an admin with sqlite3.
+// repositories, plotq, or an admin with sqlite3 or psql. The same statements on both engines
+// (raw() in engines.hpp: the StoreError code of the refusal).
 #include <catch2/catch.hpp>
 
 #include "store/datasets.hpp"
 #include "store/ledger.hpp"
 #include "store/sessions.hpp"
 #include "store/turns.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::code_of;
 using plotq::store::test::kNow;
-using plotq::store::test::migrated;
-using plotq::store::test::TempDir;
+using plotq::store::test::int_of;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::raw;
+using plotq::store::test::StoreUnderTest;
 
 namespace {
 
 const std::string kT = "'2026-10-14T09:30:05Z'";
-
-// Runs raw SQL and returns the SQLite primary result code (0 when it was accepted).
-int raw(Db& db, const std::string& sql) {
-  try {
-    db.sql().exec(sql);
-    return 0;
-  } catch (const SQLite::Exception& e) {
-    return e.getErrorCode();
-  }
-}
-
-constexpr int kConstraint = 19;  // SQLITE_CONSTRAINT
+const std::string kConstraint = "constraint";  // SQLITE_CONSTRAINT; SQLSTATE class 23 on PostgreSQL
+const std::string kAccepted = "";
 
 }  // namespace
 
-TEST_CASE("constraints: foreign keys refuse rows that point nowhere") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("constraints: foreign keys refuse rows that point nowhere", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   sessions::create(*db, "s-bob", "bob", kNow);
   // A session of an unknown user.
@@ -62,25 +56,25 @@ TEST_CASE("constraints: foreign keys refuse rows that point nowhere") {
   // Deleting a user that still has sessions.
   CHECK(raw(*db, "DELETE FROM users WHERE id = 'alice'") == kConstraint);
   // Nothing of the refused writes landed.
-  CHECK(db->sql().execAndGet("SELECT count(*) FROM runs").getInt() == 0);
-  CHECK(db->sql().execAndGet("SELECT count(*) FROM turns").getInt() == 0);
-  CHECK(db->sql().execAndGet("SELECT count(*) FROM dataset_versions").getInt() == 1);
+  CHECK(int_of(*db, "SELECT count(*) FROM runs") == 0);
+  CHECK(int_of(*db, "SELECT count(*) FROM turns") == 0);
+  CHECK(int_of(*db, "SELECT count(*) FROM dataset_versions") == 1);
 }
 
-TEST_CASE("constraints: CHECKs refuse misspelt vocabularies, malformed times and inconsistent rows") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("constraints: CHECKs refuse misspelt vocabularies, malformed times and inconsistent rows", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   const std::string ins_run =
       "INSERT INTO runs(job_id, kind, user_id, created_at, outcome, refusal_code, wall_s) VALUES ";
-  CHECK(raw(*db, ins_run + "('j', 'render', 'alice', " + kT + ", 'ok', NULL, 1.0)") == 0);  // the good row
+  CHECK(raw(*db, ins_run + "('j', 'render', 'alice', " + kT + ", 'ok', NULL, 1.0)") == kAccepted);  // the good row
   CHECK(raw(*db, ins_run + "('j', 'plot', 'alice', " + kT + ", 'ok', NULL, 1.0)") == kConstraint);      // kind
   CHECK(raw(*db, ins_run + "('j', 'data', 'alice', " + kT + ", 'okay', NULL, 1.0)") == kConstraint);    // outcome
   CHECK(raw(*db, ins_run + "('j', 'data', 'alice', " + kT + ", 'refused', NULL, 1.0)") == kConstraint); // no code
   CHECK(raw(*db, ins_run + "('j', 'data', 'alice', " + kT + ", 'ok', 'budget', 1.0)") == kConstraint);  // code on ok
   CHECK(raw(*db, ins_run + "('j', 'data', 'alice', " + kT + ", 'ok', NULL, -1.0)") == kConstraint);     // negative
   CHECK(raw(*db, ins_run + "('j', 'data', 'alice', '2026-10-14 09:30:05', 'ok', NULL, 1.0)") == kConstraint);  // time
-  CHECK(raw(*db, ins_run + "('j', 'data', 'alice', " + kT + ", 'ok', NULL, 'slow')") != 0);  // STRICT: type
+  CHECK(raw(*db, ins_run + "('j', 'data', 'alice', " + kT + ", 'ok', NULL, 'slow')") == kConstraint);  // STRICT: type
 
   CHECK(raw(*db, std::string("INSERT INTO turns(id, session_id, user_id, created_at, text_chars, status) VALUES ('t', 's', 'alice', ") + kT + ", 1, 'finished')") == kConstraint);
   CHECK(raw(*db, std::string("INSERT INTO turns(id, session_id, user_id, created_at, text_chars, status) VALUES ('t', 's', 'alice', ") + kT + ", 1, 'done')") == kConstraint);  // done needs ended_at and outcome
@@ -116,9 +110,9 @@ TEST_CASE("constraints: CHECKs refuse misspelt vocabularies, malformed times and
   CHECK(raw(*db, "INSERT INTO turn_events VALUES ('nope', 0, 'ready', '{}', " + std::string(kT) + ")") == kConstraint);
 }
 
-TEST_CASE("constraints: UNIQUE keys refuse duplicates") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("constraints: UNIQUE keys refuse duplicates", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   turns::create(*db, {"t", "s", "alice", 1, TurnAction::none}, kNow);
   CHECK(code_of([&] { turns::create(*db, {"t", "s", "alice", 1, TurnAction::none}, kNow); }) == "constraint");
@@ -131,8 +125,8 @@ TEST_CASE("constraints: UNIQUE keys refuse duplicates") {
   datasets::add_next_version(*db, v, kNow);
   CHECK(raw(*db, std::string("INSERT INTO dataset_versions(session_id, version, source, csv, rows, cols, bytes, created_at) VALUES ('s', 1, 'paste', 'b', 0, 0, 1, ") + kT + ")") == kConstraint);
   const std::string fp = "'" + std::string(64, 'a') + "'";
-  CHECK(raw(*db, "INSERT INTO idempotency(job_id, kind, fingerprint, state, created_at) VALUES ('j', 'data', " + fp + ", 'running', " + kT + ")") == 0);
+  CHECK(raw(*db, "INSERT INTO idempotency(job_id, kind, fingerprint, state, created_at) VALUES ('j', 'data', " + fp + ", 'running', " + kT + ")") == kAccepted);
   CHECK(raw(*db, "INSERT INTO idempotency(job_id, kind, fingerprint, state, created_at) VALUES ('j', 'data', " + fp + ", 'running', " + kT + ")") == kConstraint);
   CHECK(raw(*db, "INSERT INTO quota_limits VALUES ('messages_per_day', 1, " + std::string(kT) + "), ('messages_per_day', 2, " + kT + ")") == kConstraint);
-  CHECK(db->sql().execAndGet("SELECT count(*) FROM quota_limits").getInt() == 0);  // statement is atomic
+  CHECK(int_of(*db, "SELECT count(*) FROM quota_limits") == 0);  // statement is atomic
 }

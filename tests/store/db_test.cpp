@@ -1,3 +1,7 @@
+// Opening a store: SQLite-only but the last test (file and directory modes, pragmas, symlinks,
+// read-only opens of a file: PostgreSQL has no file of ours; its connection runs every conformance
+// case of engines.hpp).
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
@@ -111,4 +115,25 @@ TEST_CASE("db: read_only never creates a file and cannot write") {
   auto db = Db::open(path, ro);
   CHECK(db->sql().execAndGet("SELECT count(*) FROM x").getInt() == 1);
   CHECK_THROWS_AS(db->sql().exec("INSERT INTO x VALUES (2)"), SQLite::Exception);
+}
+
+// Either engine's failure classes map to the same codes: the PostgreSQL side of the table
+// (SQLSTATEs), beside SQLite's result codes.
+TEST_CASE("db: SQLite result codes and PostgreSQL SQLSTATEs map to the same StoreError codes") {
+  CHECK(code_for_sqlite(SQLITE_CONSTRAINT_FOREIGNKEY) == "constraint");
+  CHECK(code_for_sqlstate("23503") == "constraint");  // foreign_key_violation
+  CHECK(code_for_sqlite(SQLITE_CONSTRAINT_CHECK) == "constraint");
+  CHECK(code_for_sqlstate("23514") == "constraint");  // check_violation
+  CHECK(code_for_sqlite(SQLITE_CONSTRAINT_UNIQUE) == "constraint");
+  CHECK(code_for_sqlstate("23505") == "constraint");  // unique_violation
+  CHECK(code_for_sqlite(SQLITE_CONSTRAINT_DATATYPE) == "constraint");
+  CHECK(code_for_sqlstate("22P02") == "constraint");  // invalid_text_representation: text into a number
+  CHECK(code_for_sqlite(SQLITE_BUSY) == "busy");
+  CHECK(code_for_sqlstate("55P03") == "busy");  // lock_not_available (lock_timeout)
+  CHECK(code_for_sqlstate("57014") == "busy");  // query_canceled (statement_timeout)
+  CHECK(code_for_sqlstate("40P01") == "busy");  // deadlock_detected
+  CHECK(code_for_sqlite(SQLITE_FULL) == "disk_full");
+  CHECK(code_for_sqlstate("53100") == "disk_full");
+  CHECK(code_for_sqlstate("08006") == "unreachable");
+  CHECK(code_for_sqlstate("42P01") == "postgresql");  // undefined_table: the engine's own class
 }

@@ -1,5 +1,6 @@
 // The hot-path writers of plotqd: EventWriter (cached statements, seq given by the caller) and the
-// WAL checkpoints on the writer's own connection (store/checkpoint.hpp), on real SQLite files.
+// WAL checkpoints on the writer's own connection (store/checkpoint.hpp). The writer runs on both
+// engines (engines.hpp); the checkpoints are SQLite's WAL alone, so those tests are SQLite-only.
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
@@ -15,12 +16,15 @@
 #include "store/sessions.hpp"
 #include "store/turn_event_writer.hpp"
 #include "store/turns.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::code_of;
 using plotq::store::test::kNow;
 using plotq::store::test::migrated;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 using plotq::store::test::TempDir;
 
 namespace {
@@ -44,16 +48,17 @@ void write_a_lot(Db& db, const std::string& turn) {
 
 }  // namespace
 
-TEST_CASE("EventWriter: rows with the caller's seq, one prepared statement, the store's refusals") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("EventWriter: rows with the caller's seq, one prepared statement, the store's refusals", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   turns::create(*db, {"a", "s", "alice", 1, TurnAction::none}, kNow);
   turns::create(*db, {"b", "s", "alice", 1, TurnAction::none}, kNow);
   turns::EventWriter w(*db);
   const std::string at = iso_utc(kNow + 1);
   {
-    SQLite::Transaction tx(db->sql());
+    Tx tx(*db);
     w.append("a", 1, "ready", R"({"turn":"a"})", at);
     w.append("b", 1, "ready", "{}", at);
     w.append("a", 2, "status", R"({"position":1,"step":"queued","waiting":1})", at);

@@ -1,3 +1,7 @@
+// The migration runner on both engines (engines.hpp): order, checksums, edited and renamed files,
+// newer schemas, gaps, a failing migration rolled back, health. Each engine runs its own list
+// (known_migrations(engine): migrations/ and migrations/postgresql/). The tests of SQLite's own
+// migration history (foreign_keys=off rebuilds, 0004, 0005) stay SQLite-only below.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -10,10 +14,14 @@
 #include "store/migrate.hpp"
 #include "store/sessions.hpp"
 #include "store/turns.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
+using plotq::store::test::int_of;
 using plotq::store::test::kNow;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 using plotq::store::test::TempDir;
 
 namespace {
@@ -28,30 +36,60 @@ std::string migration_error_code(const std::function<void()>& f, std::string* me
   return "no error";
 }
 
-int count(Db& db, const std::string& sql) { return db.sql().execAndGet(sql).getInt(); }
+int count(Db& db, const std::string& sql) { return int(int_of(db, sql)); }
 
-std::vector<Migration> with_extra(std::vector<std::pair<std::string, std::string>> extra) {
-  std::vector<Migration> list = known_migrations();
+std::vector<Migration> with_extra(Engine e, std::vector<std::pair<std::string, std::string>> extra) {
+  std::vector<Migration> list = known_migrations(e);
   for (auto& [name, sql] : extra) list.push_back(make_migration(name, sql));
   return list;
 }
+std::vector<Migration> with_extra(std::vector<std::pair<std::string, std::string>> extra) {
+  return with_extra(Engine::sqlite, std::move(extra));
+}
 
-std::string next_name(const std::string& suffix) {
+std::string name_at(int version, const std::string& suffix) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d_%s", known_schema_version() + 1, suffix.c_str());
+  std::snprintf(buf, sizeof buf, "%04d_%s", version, suffix.c_str());
   return buf;
+}
+std::string next_name(const std::string& suffix, Engine e = Engine::sqlite) {
+  return name_at(known_schema_version(e) + 1, suffix);
+}
+
+// Each engine's folder of migration files.
+std::string migrations_dir(Engine e) {
+  return std::string(PLOTQ_SOURCE_DIR) + (e == Engine::sqlite ? "/migrations/" : "/migrations/postgresql/");
+}
+
+// schema_migrations as one text, to compare before and after.
+std::string applied_rows(Db& db) {
+  Stmt q(db, "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version");
+  std::string out;
+  while (q.executeStep())
+    out += q.getColumn(0).getString() + q.getColumn(1).getString() + q.getColumn(2).getString() +
+           q.getColumn(3).getString() + "|";
+  return out;
+}
+
+bool view_exists(Db& db, const std::string& name) {
+  if (db.engine() == Engine::sqlite)
+    return count(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name = '" + name + "'") == 1;
+  return count(db, "SELECT count(*) FROM information_schema.views WHERE table_schema = current_schema() AND "
+                   "table_name = '" + name + "'") == 1;
 }
 
 }  // namespace
 
-TEST_CASE("migrate: the binary embeds migrations/*.sql byte for byte") {
-  const auto& list = known_migrations();
+TEMPLATE_TEST_CASE("migrate: the binary embeds each engine's migration files byte for byte", "[engines]", OnSqlite,
+                   OnPostgres) {
+  const Engine e = TestType::engine;
+  const auto& list = known_migrations(e);
   REQUIRE(list.size() >= 1);
   CHECK(list[0].version == 1);
   CHECK(list[0].name == "0001_init");
-  CHECK(known_schema_version() == int(list.size()));
+  CHECK(known_schema_version(e) == int(list.size()));
   for (const auto& m : list) {
-    std::ifstream f(std::string(PLOTQ_SOURCE_DIR) + "/migrations/" + m.name + ".sql", std::ios::binary);
+    std::ifstream f(migrations_dir(e) + m.name + ".sql", std::ios::binary);
     REQUIRE(f.good());
     std::stringstream ss;
     ss << f.rdbuf();
@@ -60,14 +98,15 @@ TEST_CASE("migrate: the binary embeds migrations/*.sql byte for byte") {
   }
 }
 
-TEST_CASE("migrate: a fresh database gets every migration, recorded with its checksum") {
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
+TEMPLATE_TEST_CASE("migrate: a fresh database gets every migration, recorded with its checksum", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
   CHECK(schema_version(*db) == 0);
-  CHECK(migrate(*db) == known_schema_version());
-  CHECK(schema_version(*db) == known_schema_version());
-  SQLite::Statement q(db->sql(), "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version");
-  for (const auto& m : known_migrations()) {
+  CHECK(migrate(*db) == known_schema_version(db->engine()));
+  CHECK(schema_version(*db) == known_schema_version(db->engine()));
+  Stmt q(*db, "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version");
+  for (const auto& m : known_migrations(db->engine())) {
     REQUIRE(q.executeStep());
     CHECK(q.getColumn(0).getInt() == m.version);
     CHECK(q.getColumn(1).getString() == m.name);
@@ -77,50 +116,53 @@ TEST_CASE("migrate: a fresh database gets every migration, recorded with its che
   CHECK_FALSE(q.executeStep());
   for (const char* table : {"users", "sessions", "turns", "turn_events", "runs", "datasets", "dataset_versions",
                             "quota_days", "quota_minutes", "quota_limits", "strikes", "idempotency"})
-    CHECK(db->sql().tableExists(table));
+    CHECK(db->table_exists(table));
   for (const char* view : {"v_quota_today", "v_quota_days", "v_runs_recent", "v_ledger_by_user_today",
                            "v_sessions_open", "v_datasets", "v_turns_active"}) {
     INFO(view);
-    CHECK(count(*db, std::string("SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name = '") + view + "'") == 1);
+    CHECK(view_exists(*db, view));
     CHECK(count(*db, std::string("SELECT count(*) FROM ") + view) == 0);  // the view compiles and runs
   }
 }
 
-TEST_CASE("migrate: running again applies nothing and changes nothing") {
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
+TEMPLATE_TEST_CASE("migrate: running again applies nothing and changes nothing", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
   migrate(*db);
-  std::string before = db->sql().execAndGet("SELECT group_concat(version || name || checksum || applied_at) FROM schema_migrations").getString();
-  CHECK(migrate(*db) == known_schema_version());
-  auto again = Db::open(t.file("p.db"));
-  CHECK(migrate(*again) == known_schema_version());
-  CHECK(again->sql().execAndGet("SELECT group_concat(version || name || checksum || applied_at) FROM schema_migrations").getString() == before);
+  std::string before = applied_rows(*db);
+  CHECK(migrate(*db) == known_schema_version(db->engine()));
+  auto again = st.open();
+  CHECK(migrate(*again) == known_schema_version(db->engine()));
+  CHECK(applied_rows(*again) == before);
 }
 
-TEST_CASE("migrate: an edited applied migration is refused with the file named") {
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
+TEMPLATE_TEST_CASE("migrate: an edited applied migration is refused with the file named", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
   migrate(*db);
   // Simulate editing 0001_init.sql after it landed: the stored checksum no longer matches.
-  db->sql().exec("UPDATE schema_migrations SET checksum = '" + std::string(64, 'a') + "' WHERE version = 1");
+  db->exec("UPDATE schema_migrations SET checksum = '" + std::string(64, 'a') + "' WHERE version = 1");
   std::string msg;
   CHECK(migration_error_code([&] { migrate(*db); }, &msg) == "migration_edited");
   CHECK(msg.find("0001_init.sql") != std::string::npos);
   CHECK(msg.find("edited") != std::string::npos);
   CHECK(migration_error_code([&] { require_current_schema(*db); }) == "migration_edited");
   // A renamed file is an edit too.
-  db->sql().exec("UPDATE schema_migrations SET checksum = (SELECT '" + known_migrations()[0].checksum +
-                 "'), name = '0001_start' WHERE version = 1");
+  db->exec("UPDATE schema_migrations SET checksum = (SELECT '" + known_migrations(db->engine())[0].checksum +
+           "'), name = '0001_start' WHERE version = 1");
   CHECK(migration_error_code([&] { migrate(*db); }) == "migration_edited");
 }
 
-TEST_CASE("migrate: a database newer than the binary is refused and left alone") {
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
+TEMPLATE_TEST_CASE("migrate: a database newer than the binary is refused and left alone", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
   migrate(*db);
-  int next = known_schema_version() + 1;
-  db->sql().exec("INSERT INTO schema_migrations VALUES (" + std::to_string(next) + ", '" + next_name("future") +
-                 "', '" + std::string(64, 'b') + "', '2030-01-01T00:00:00Z')");
+  const Engine e = db->engine();
+  int next = known_schema_version(e) + 1;
+  db->exec("INSERT INTO schema_migrations VALUES (" + std::to_string(next) + ", '" + next_name("future", e) +
+           "', '" + std::string(64, 'b') + "', '2030-01-01T00:00:00Z')");
   std::string msg;
   CHECK(migration_error_code([&] { migrate(*db); }, &msg) == "schema_newer");
   CHECK(msg.find("newer than this binary") != std::string::npos);
@@ -131,31 +173,97 @@ TEST_CASE("migrate: a database newer than the binary is refused and left alone")
   CHECK(h.schema_version == next);
 }
 
-TEST_CASE("migrate: a later binary applies only its new migration, in its own transaction") {
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
+TEMPLATE_TEST_CASE("migrate: a gap in the applied versions is refused as inconsistent", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
+  const Engine e = db->engine();
+  const int n = known_schema_version(e);
+  auto later = with_extra(e, {{name_at(n + 1, "a"), "CREATE TABLE gap_a (x BIGINT);"},
+                              {name_at(n + 2, "b"), "CREATE TABLE gap_b (x BIGINT);"}});
+  REQUIRE(apply_migrations(*db, later) == n + 2);
+  db->exec("DELETE FROM schema_migrations WHERE version = " + std::to_string(n + 1));
+  std::string msg;
+  CHECK(migration_error_code([&] { apply_migrations(*db, later); }, &msg) == "schema_inconsistent");
+  CHECK(msg.find("no row for version " + std::to_string(n + 1)) != std::string::npos);
+  CHECK(migration_error_code([&] { verify_applied(*db, later); }) == "schema_inconsistent");
+  CHECK(count(*db, "SELECT count(*) FROM schema_migrations") == n + 1);  // left alone
+}
+
+TEMPLATE_TEST_CASE("migrate: a later binary applies only its new migration, in its own transaction", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
   migrate(*db);
-  auto later = with_extra({{next_name("notes"), "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;\n"
-                                               "INSERT INTO notes(body) VALUES ('hello');"}});
-  CHECK(apply_migrations(*db, later) == known_schema_version() + 1);
+  const Engine e = db->engine();
+  // The same table in each engine's words (an integer key the engine numbers itself).
+  const std::string notes = e == Engine::sqlite
+                                ? "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;\n"
+                                : "CREATE TABLE notes (id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, "
+                                  "body TEXT NOT NULL);\n";
+  auto later = with_extra(e, {{next_name("notes", e), notes + "INSERT INTO notes(body) VALUES ('hello');"}});
+  CHECK(apply_migrations(*db, later) == known_schema_version(e) + 1);
   CHECK(count(*db, "SELECT count(*) FROM notes") == 1);
   // The current binary now sees a newer database.
   CHECK(migration_error_code([&] { migrate(*db); }) == "schema_newer");
 }
 
-TEST_CASE("migrate: a failing migration leaves nothing of itself behind") {
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
+TEMPLATE_TEST_CASE("migrate: a failing migration leaves nothing of itself behind", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
   migrate(*db);
-  auto bad = with_extra({{next_name("broken"), "CREATE TABLE half (a INTEGER);\nINSERT INTO half VALUES (1);\n"
-                                                "INSERT INTO no_such_table VALUES (1);"}});
+  const Engine e = db->engine();
+  auto bad = with_extra(e, {{next_name("broken", e), "CREATE TABLE half (a INTEGER);\nINSERT INTO half VALUES (1);\n"
+                                                     "INSERT INTO no_such_table VALUES (1);"}});
   std::string msg;
   CHECK(migration_error_code([&] { apply_migrations(*db, bad); }, &msg) == "migration_failed");
-  CHECK(msg.find(next_name("broken") + ".sql") != std::string::npos);
-  CHECK_FALSE(db->sql().tableExists("half"));
-  CHECK(schema_version(*db) == known_schema_version());
+  CHECK(msg.find(next_name("broken", e) + ".sql") != std::string::npos);
+  CHECK_FALSE(db->table_exists("half"));
+  CHECK(schema_version(*db) == known_schema_version(e));
+  CHECK_FALSE(db->in_transaction());  // the connection is usable again
+  CHECK(migrate(*db) == known_schema_version(e));
 }
 
+// Nodes (or plotq and plotqd) migrating one fresh store at once: each migration is applied once,
+// the others wait for the write lock and then find it applied.
+TEMPLATE_TEST_CASE("migrate: several processes migrating one fresh store at once apply each migration once",
+                   "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  const std::string target = st.target();
+  std::vector<pid_t> pids;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int rc = 1;
+      try {
+        Options o;
+        o.busy_timeout_ms = 30000;
+        o.lock_timeout_ms = 30000;
+        auto db = Db::open(target, o);
+        rc = migrate(*db) == known_schema_version(TestType::engine) ? 0 : 2;
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "child: %s\n", ex.what());
+      }
+      ::_exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  CHECK(failed == 0);
+  auto db = st.open();
+  CHECK(count(*db, "SELECT count(*) FROM schema_migrations") == known_schema_version(TestType::engine));
+  CHECK_NOTHROW(require_current_schema(*db));
+}
+
+// SQLite only: PRAGMA foreign_keys and the 12-step table rebuild are SQLite's (PostgreSQL alters a
+// table in place, with its foreign keys on).
 TEST_CASE("migrate: a migration marked foreign_keys=off can rebuild a table, checked before commit") {
   TempDir t;
   auto db = Db::open(t.file("p.db"));
@@ -188,19 +296,20 @@ TEST_CASE("migrate: a migration marked foreign_keys=off can rebuild a table, che
   CHECK(db2->sql().execAndGet("PRAGMA foreign_keys").getInt() == 1);
 }
 
-TEST_CASE("migrate: malformed migration lists are refused") {
+TEMPLATE_TEST_CASE("migrate: malformed migration lists are refused", "[engines]", OnSqlite, OnPostgres) {
   CHECK(migration_error_code([] { make_migration("1_init.sql", ""); }) == "migration_bad");
   CHECK(migration_error_code([] { make_migration("0001-init.sql", ""); }) == "migration_bad");
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
-  std::vector<Migration> gap = {make_migration("0001_a", "CREATE TABLE a(x);"), make_migration("0003_c", "CREATE TABLE c(x);")};
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
+  std::vector<Migration> gap = {make_migration("0001_a", "CREATE TABLE a(x BIGINT);"),
+                                make_migration("0003_c", "CREATE TABLE c(x BIGINT);")};
   CHECK(migration_error_code([&] { apply_migrations(*db, gap); }) == "migration_bad");
   CHECK(schema_version(*db) == 0);
 }
 
-TEST_CASE("migrate: health says ok only at the binary's schema") {
-  TempDir t;
-  auto db = Db::open(t.file("p.db"));
+TEMPLATE_TEST_CASE("migrate: health says ok only at the binary's schema", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
   Health h = check_health(*db);
   CHECK_FALSE(h.ok);
   CHECK(h.schema_version == 0);
@@ -209,11 +318,13 @@ TEST_CASE("migrate: health says ok only at the binary's schema") {
   migrate(*db);
   h = check_health(*db);
   CHECK(h.ok);
-  CHECK(h.schema_version == known_schema_version());
+  CHECK(h.schema_version == known_schema_version(db->engine()));
   CHECK(h.detail == "ok");
   CHECK_NOTHROW(require_current_schema(*db));
 }
 
+// SQLite only (this and 0005 below): SQLite's own migration history; PostgreSQL's 0001 starts at the
+// schema these reach.
 // 0004 rebuilds turn_events as a rowid table (a broadcast's rows are appended instead of landing on
 // as many pages as there are waiting turns). A database at 0003 with events keeps every one of
 // them, in order, with the same key, checks and foreign key, and the view that reads them.

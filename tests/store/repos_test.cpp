@@ -1,4 +1,5 @@
-// Round trips through every repository on a real migrated SQLite file.
+// Round trips through every repository, on a real migrated SQLite file and a real PostgreSQL schema
+// (tests/store/engines.hpp: the same test code on both engines).
 #include <catch2/catch.hpp>
 
 #include "store/datasets.hpp"
@@ -7,19 +8,22 @@
 #include "store/quotas.hpp"
 #include "store/sessions.hpp"
 #include "store/strikes.hpp"
+#include "store/turn_plots.hpp"
 #include "store/turns.hpp"
 #include "store/users.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::code_of;
 using plotq::store::test::kNow;
-using plotq::store::test::migrated;
-using plotq::store::test::TempDir;
+using plotq::store::test::int_of;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 
-TEST_CASE("users: ensure is idempotent and keeps the first time, labels round trip") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("users: ensure is idempotent and keeps the first time, labels round trip", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   users::ensure(*db, "alice", kNow);
   users::ensure(*db, "alice", kNow + 100);
   auto u = users::get(*db, "alice");
@@ -35,9 +39,9 @@ TEST_CASE("users: ensure is idempotent and keeps the first time, labels round tr
   CHECK(code_of([&] { users::ensure(*db, std::string(129, 'x'), kNow); }) == "invalid");
 }
 
-TEST_CASE("sessions: create, get, close once, list, scope refusals") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("sessions: create, get, close once, list, scope refusals", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s1", "alice", kNow);
   sessions::create(*db, "s2", "alice", kNow + 10);
   REQUIRE(users::get(*db, "alice"));  // made on first use
@@ -70,9 +74,9 @@ TEST_CASE("sessions: create, get, close once, list, scope refusals") {
   CHECK(sessions::scope_refusals(*db, "s2") == 2);
 }
 
-TEST_CASE("turns: lifecycle queued -> running -> done, with state errors") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("turns: lifecycle queued -> running -> done, with state errors", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   turns::create(*db, {"turn1", "s", "alice", 42, TurnAction::plot}, kNow + 1);
   auto tr = turns::get(*db, "turn1");
@@ -98,9 +102,9 @@ TEST_CASE("turns: lifecycle queued -> running -> done, with state errors") {
   CHECK(turns::list_for_session(*db, "s").size() == 1);
 }
 
-TEST_CASE("turns: events get seq 1, 2, 3 and resume after a seq") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("turns: events get seq 1, 2, 3 and resume after a seq", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   turns::create(*db, {"a", "s", "alice", 1, TurnAction::none}, kNow);
   turns::create(*db, {"b", "s", "alice", 1, TurnAction::none}, kNow);
@@ -125,9 +129,9 @@ TEST_CASE("turns: events get seq 1, 2, 3 and resume after a seq") {
   CHECK(turns::events_after(*db, "a", 0).size() == 3);
 }
 
-TEST_CASE("ledger: every field round trips, queries filter and order newest first") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("ledger: every field round trips, queries filter and order newest first", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   turns::create(*db, {"turn", "s", "alice", 3, TurnAction::plot}, kNow);
   LedgerEntry e;
@@ -178,7 +182,7 @@ TEST_CASE("ledger: every field round trips, queries filter and order newest firs
   CHECK(g.outcome == RunOutcome::failed);
   CHECK_FALSE(g.refusal_code);
   CHECK(g.runtime_id == "257f08b63c84");
-  CHECK(db->sql().execAndGet("SELECT count(runtime_id) FROM v_runs_recent").getInt() == 0);  // the view has it
+  CHECK(int_of(*db, "SELECT count(runtime_id) FROM v_runs_recent") == 0);  // the view has it
 
   // A refused data run by another user (made on first use), an hour later.
   LedgerEntry r;
@@ -223,9 +227,9 @@ TEST_CASE("ledger: every field round trips, queries filter and order newest firs
   }
 }
 
-TEST_CASE("datasets: versions count 1, 2, 3 per session, with get, latest, list, confirm") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("datasets: versions count 1, 2, 3 per session, with get, latest, list, confirm", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   sessions::create(*db, "other", "bob", kNow);
   CHECK(datasets::latest_version(*db, "s") == 0);
@@ -285,13 +289,13 @@ TEST_CASE("datasets: versions count 1, 2, 3 per session, with get, latest, list,
   CHECK(list[0].version == 1);
   CHECK(list[0].confirmed);
   CHECK(list[1].version == 2);
-  CHECK(db->sql().execAndGet("SELECT version FROM v_datasets WHERE session_id = 's'").getInt() == 2);
-  CHECK(db->sql().execAndGet("SELECT versions FROM v_datasets WHERE session_id = 's'").getInt() == 2);
+  CHECK(int_of(*db, "SELECT version FROM v_datasets WHERE session_id = 's'") == 2);
+  CHECK(int_of(*db, "SELECT versions FROM v_datasets WHERE session_id = 's'") == 2);
 }
 
-TEST_CASE("quotas: book up to the cap, refuse without incrementing, minute and day windows") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("quotas: book up to the cap, refuse without incrementing, minute and day windows", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   // 3 per day, 2 per minute.
   for (int i = 0; i < 2; ++i) {
     Booking b = quotas::book(*db, "alice", Counter::messages, kNow, 3, 2);
@@ -309,7 +313,7 @@ TEST_CASE("quotas: book up to the cap, refuse without incrementing, minute and d
   CHECK(quotas::counts(*db, "alice", Counter::messages, kNow + 61).day == 3);
   CHECK(quotas::counts(*db, "alice", Counter::messages, kNow + 61).minute == 1);
   // Older minute rows were pruned by the booking of the next minute.
-  CHECK(db->sql().execAndGet("SELECT count(*) FROM quota_minutes WHERE user_id = 'alice'").getInt() == 1);
+  CHECK(int_of(*db, "SELECT count(*) FROM quota_minutes WHERE user_id = 'alice'") == 1);
   // The next UTC day starts from zero.
   CHECK(quotas::book(*db, "alice", Counter::messages, kNow + 86400, 3, 2).day_count == 1);
   // Counters are separate; no cap = always booked.
@@ -320,9 +324,9 @@ TEST_CASE("quotas: book up to the cap, refuse without incrementing, minute and d
   CHECK_FALSE(users::get(*db, "bob"));  // a refused booking writes nothing at all
 }
 
-TEST_CASE("quotas: unbook gives one back, never below zero") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("quotas: unbook gives one back, never below zero", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   quotas::book(*db, "alice", Counter::messages, kNow, 10, 10);
   quotas::book(*db, "alice", Counter::messages, kNow, 10, 10);
   quotas::unbook(*db, "alice", Counter::messages, kNow);
@@ -333,9 +337,9 @@ TEST_CASE("quotas: unbook gives one back, never below zero") {
   CHECK(quotas::counts(*db, "alice", Counter::messages, kNow).day == 0);
 }
 
-TEST_CASE("quotas: usage per day, limits table, admin reset, and v_quota_today") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("quotas: usage per day, limits table, admin reset, and v_quota_today", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   for (int i = 0; i < 3; ++i) quotas::book(*db, "alice", Counter::messages, kNow, 200, 10);
   quotas::book(*db, "alice", Counter::data_runs, kNow, 30, std::nullopt);
   quotas::book(*db, "bob", Counter::pipeline_runs, kNow, 40, std::nullopt);
@@ -370,7 +374,7 @@ TEST_CASE("quotas: usage per day, limits table, admin reset, and v_quota_today")
   UnixSeconds real_now = now_unix();
   quotas::book(*db, "erin", Counter::messages, real_now, 200, 10);
   quotas::book(*db, "erin", Counter::data_runs, real_now, 200, 10);
-  SQLite::Statement v(db->sql(), "SELECT messages, messages_limit, data_runs, data_runs_limit, pipeline_runs FROM v_quota_today WHERE user_id = 'erin'");
+  Stmt v(*db, "SELECT messages, messages_limit, data_runs, data_runs_limit, pipeline_runs FROM v_quota_today WHERE user_id = 'erin'");
   REQUIRE(v.executeStep());
   CHECK(v.getColumn(0).getInt() == 1);
   CHECK(v.getColumn(1).getInt() == 150);
@@ -387,9 +391,9 @@ TEST_CASE("quotas: usage per day, limits table, admin reset, and v_quota_today")
   CHECK(quotas::book(*db, "alice", Counter::messages, kNow, 3, 1).booked());
 }
 
-TEST_CASE("strikes: add, count in a window, lockout, list, clear") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("strikes: add, count in a window, lockout, list, clear", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   strikes::add(*db, "alice", "attack", kNow - 7200, std::string("s"));
   strikes::add(*db, "alice", "attack", kNow - 60);
@@ -408,6 +412,70 @@ TEST_CASE("strikes: add, count in a window, lockout, list, clear") {
   CHECK(strikes::clear(*db, "alice") == 3);
   CHECK_FALSE(strikes::locked_out(*db, "alice", kNow, 1, 86400));
   CHECK(code_of([&] { strikes::add(*db, "alice", "Attack!", kNow); }) == "constraint");
+}
+
+// Lists order by time, and rows of the same second by id: the same order on both engines
+// (PostgreSQL has no rowid, so insertion order is not an order either engine keeps).
+TEMPLATE_TEST_CASE("sessions and turns: rows of the same second list by id on both engines", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
+  for (const char* id : {"s-b", "s-c", "s-a"}) sessions::create(*db, id, "alice", kNow);
+  sessions::create(*db, "s-0", "alice", kNow - 1);
+  auto s = sessions::list_for_user(*db, "alice");
+  REQUIRE(s.size() == 4);
+  CHECK(s[0].id == "s-c");  // newest first; ties by id, descending
+  CHECK(s[1].id == "s-b");
+  CHECK(s[2].id == "s-a");
+  CHECK(s[3].id == "s-0");
+  for (const char* id : {"t-b", "t-c", "t-a"}) turns::create(*db, {id, "s-a", "alice", 1, TurnAction::none}, kNow);
+  turns::create(*db, {"t-z", "s-a", "alice", 1, TurnAction::none}, kNow - 1);
+  auto t = turns::list_for_session(*db, "s-a");
+  REQUIRE(t.size() == 4);
+  CHECK(t[0].id == "t-z");  // oldest first; ties by id
+  CHECK(t[1].id == "t-a");
+  CHECK(t[2].id == "t-b");
+  CHECK(t[3].id == "t-c");
+  CHECK(turns::active_for_user(*db, "alice")->id == "t-z");
+}
+
+// A plot's PNG is bytes (BLOB / bytea): every byte value round trips, NUL and high bytes too.
+TEMPLATE_TEST_CASE("turn_plots: a PNG's bytes round trip, a second put replaces it, the schema refuses a non-PNG",
+                   "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
+  sessions::create(*db, "s", "alice", kNow);
+  turns::create(*db, {"t", "s", "alice", 1, TurnAction::plot}, kNow);
+  std::string png = "\x89PNG\r\n\x1a\n";
+  for (int i = 0; i < 256; ++i) png += static_cast<char>(i);
+  png += std::string(3, '\0');
+  turn_plots::put(*db, "t", "light", png, 640, 480, kNow);
+  auto got = turn_plots::get(*db, "s", "t", "light");
+  REQUIRE(got);
+  CHECK(*got == png);
+  CHECK_FALSE(turn_plots::get(*db, "other", "t", "light"));  // another session's turn: nothing
+  CHECK_FALSE(turn_plots::get(*db, "s", "t", "dark"));
+  std::string second = png.substr(0, 8) + "second";
+  turn_plots::put(*db, "t", "light", second, 10, 10, kNow + 1);
+  CHECK(*turn_plots::get(*db, "s", "t", "light") == second);
+  CHECK(int_of(*db, "SELECT count(*) FROM turn_plots") == 1);
+  CHECK(int_of(*db, "SELECT bytes FROM turn_plots") == int(second.size()));
+  CHECK(code_of([&] { turn_plots::put(*db, "t", "dark", "GIF89a", 1, 1, kNow); }) == "constraint");
+  CHECK(code_of([&] { turn_plots::put(*db, "ghost", "dark", png, 1, 1, kNow); }) == "constraint");
+}
+
+// The CLI's listings open the store read-only: reads go, a write is refused as db_open.
+TEMPLATE_TEST_CASE("a read-only open reads and refuses every write with db_open", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  users::ensure(*st.migrated(), "alice", kNow);
+  Options ro;
+  ro.read_only = true;
+  auto db = st.open(ro);
+  CHECK(users::get(*db, "alice"));
+  CHECK(code_of([&] { users::ensure(*db, "bob", kNow); }) == "db_open");
+  CHECK(code_of([&] { sessions::create(*db, "s", "alice", kNow); }) == "db_open");
+  CHECK(code_of([&] { quotas::book(*db, "alice", Counter::messages, kNow, 10, 10); }) == "db_open");
+  CHECK(users::list(*db).size() == 1);
 }
 
 TEST_CASE("ids: new_id gives distinct lowercase hex of the asked length") {

@@ -1,22 +1,24 @@
 // What plotqd's store keeps across a restart: idempotency answers (claims, replays, answers kept by
 // age and pruned in batches) and the start-up clean-up (running claims forgotten, abandoned turns
-// ended with the error and done their streams never sent), on a real migrated SQLite file.
+// ended with the error and done their streams never sent), on a real migrated SQLite file and a PostgreSQL schema (the same tests on both engines).
 #include <catch2/catch.hpp>
 
 #include "store/idempotency.hpp"
 #include "store/sessions.hpp"
 #include "store/turns.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
 using plotq::store::test::code_of;
 using plotq::store::test::kNow;
-using plotq::store::test::migrated;
-using plotq::store::test::TempDir;
+using plotq::store::test::int_of;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 
-TEST_CASE("turns: turns left by a previous process end as abandoned - with an error and a done above any sent id") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("turns: turns left by a previous process end as abandoned - with an error and a done above any sent id", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   sessions::create(*db, "s", "alice", kNow);
   turns::create(*db, {"q", "s", "alice", 1, TurnAction::none}, kNow);
   turns::create(*db, {"r", "s", "alice", 1, TurnAction::data}, kNow);
@@ -51,9 +53,9 @@ TEST_CASE("turns: turns left by a previous process end as abandoned - with an er
   CHECK(turns::finish_abandoned(*db, kNow + 10) == 0);  // a second start finds nothing left
 }
 
-TEST_CASE("idempotency: started, running_same, done_same, conflict, forget") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("idempotency: started, running_same, done_same, conflict, forget", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   std::string kind = idempotency::kind_for_themes({"light", "dark"});
   CHECK(kind == "light,dark");
   std::string fp = idempotency::fingerprint(R"({"job_id":"j1","code":"x"})");
@@ -86,9 +88,9 @@ TEST_CASE("idempotency: started, running_same, done_same, conflict, forget") {
   CHECK(idempotency::begin(*db, "j1", kind, fp, kNow).state == ClaimState::done_same);
 }
 
-TEST_CASE("idempotency: answers are kept by age and pruned oldest first in batches") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("idempotency: answers are kept by age and pruned oldest first in batches", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   std::string fp = idempotency::fingerprint("{}");
   // Five answers finished an hour apart, completed out of claim order; two running claims.
   int order[] = {3, 0, 4, 1, 2};
@@ -99,7 +101,7 @@ TEST_CASE("idempotency: answers are kept by age and pruned oldest first in batch
   REQUIRE(idempotency::begin(*db, "run-old", "data", fp, kNow - 86400).state == ClaimState::started);
   REQUIRE(idempotency::begin(*db, "run-new", "data", fp, kNow).state == ClaimState::started);
   auto count = [&](const char* where) {
-    return db->sql().execAndGet(std::string("SELECT count(*) FROM idempotency WHERE ") + where).getInt();
+    return int_of(*db, std::string("SELECT count(*) FROM idempotency WHERE ") + where);
   };
   // More than 16 answers stay: completing never evicts (the old count cap is gone).
   for (int i = 0; i < 40; ++i) {

@@ -8,7 +8,7 @@
 #include "store/idempotency.hpp"
 #include "store/ledger.hpp"
 #include "store/write_tx.hpp"
-#include "tests/store/helpers.hpp"
+#include "tests/store/engines.hpp"
 
 using namespace plotq::store;
 using namespace plotq::store::test;
@@ -44,9 +44,9 @@ std::size_t rows_of(Db& db, const std::string& job_id) {
 
 }  // namespace
 
-TEST_CASE("write_tx: a ledger row and a kept answer inside one WriteTx commit together") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("write_tx: a ledger row and a kept answer inside one WriteTx commit together", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   REQUIRE(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::started);
   {
     WriteTx tx(*db, "ledger");
@@ -54,7 +54,7 @@ TEST_CASE("write_tx: a ledger row and a kept answer inside one WriteTx commit to
     ledger::insert(*db, row("j"));
     idempotency::complete(*db, "j", "data", "{\"a\":1}", kNow);
     // Not visible to another connection before the commit: the inner calls joined this one.
-    auto other = Db::open(t.file("p.db"));
+    auto other = st.open();
     CHECK(rows_of(*other, "j") == 0);
     tx.commit();
   }
@@ -62,12 +62,19 @@ TEST_CASE("write_tx: a ledger row and a kept answer inside one WriteTx commit to
   CHECK(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::done_same);
 }
 
-TEST_CASE("write_tx: when the answer is refused the row goes too - and the claim is still running") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("write_tx: when the answer is refused the row goes too - and the claim is still running", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   REQUIRE(idempotency::begin(*db, "j", "data", kFp, kNow).state == ClaimState::started);
-  db->sql().exec("CREATE TRIGGER refuse BEFORE UPDATE OF state ON idempotency WHEN NEW.state = 'done' "
-                 "BEGIN SELECT RAISE(ABORT, 'no room'); END");
+  // A trigger refuses the answer (as a full disk or a broken row would), each engine's way of saying it.
+  if (TestType::engine == Engine::sqlite)
+    db->exec("CREATE TRIGGER refuse BEFORE UPDATE OF state ON idempotency WHEN (NEW.state = 'done') "
+             "BEGIN SELECT RAISE(ABORT, 'no room'); END");
+  else
+    db->exec("CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+             "RAISE EXCEPTION 'no room' USING ERRCODE = 'check_violation'; END $$;"
+             "CREATE TRIGGER refuse BEFORE UPDATE OF state ON idempotency FOR EACH ROW WHEN (NEW.state = 'done') "
+             "EXECUTE FUNCTION refuse()");
   CHECK(code_of([&] {
           WriteTx tx(*db, "ledger");
           ledger::insert(*db, row("j"));
@@ -81,9 +88,9 @@ TEST_CASE("write_tx: when the answer is refused the row goes too - and the claim
   CHECK(rows_of(*db, "k") == 1);
 }
 
-TEST_CASE("write_tx: a WriteTx inside another joins it - its commit waits for the outer one") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("write_tx: a WriteTx inside another joins it - its commit waits for the outer one", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   {
     WriteTx outer(*db, "data_run");
     {
@@ -97,9 +104,9 @@ TEST_CASE("write_tx: a WriteTx inside another joins it - its commit waits for th
   CHECK(rows_of(*db, "j") == 0);
 }
 
-TEST_CASE("write_tx: an own transaction is timed once by its owner's label - a joined or dropped one is not") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("write_tx: an own transaction is timed once by its owner's label - a joined or dropped one is not", "[engines]", OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   const double data_run = commits("data_run"), ledger_alone = commits("ledger");
   REQUIRE(data_run >= 0);  // present before any write
   REQUIRE(ledger_alone >= 0);

@@ -1,0 +1,86 @@
+// Store work for the event loop: the loop never waits for a database round trip (issue 32).
+//
+// Every store call plotqd makes while serving goes through Exec::run(what, work, done) (app.store;
+// runs/ takes it for the rows a job books when it ends):
+// - SQLite (the default): work runs at once on the loop's one writer connection, and done right
+//   after it, before run() returns: a few local page writes, exactly as plotqd has always done.
+// - PostgreSQL: work runs on a worker thread that owns its own connection (a small pool), and done
+//   is posted back to the loop with the result. Work in the ordered lane (Lane::ordered: the turn
+//   events) runs one job at a time in submission order on a worker of its own.
+// work gets the worker's Db and must not touch loop state; done runs on the loop and must check
+// that what it continues still exists (a turn may have ended meanwhile).
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "store/error.hpp"
+
+namespace plotq::store {
+class Db;
+struct Options;
+}  // namespace plotq::store
+
+namespace boost::asio {
+class io_context;
+}
+namespace plotq::store {
+
+// What a store call gave back on the loop: its value, or the StoreError code it failed with.
+template <class T>
+struct Stored {
+  std::optional<T> value;
+  std::string code;  // "" when ok; a StoreError code ("busy", "unreachable", ...) or "internal"
+  bool ok() const { return code.empty(); }
+};
+template <>
+struct Stored<void> {
+  std::string code;
+  bool ok() const { return code.empty(); }
+};
+
+enum class Lane { any, ordered };
+
+class Exec {
+ public:
+  // SQLite: runs on `loop_db`. PostgreSQL: `workers` threads (plus one for the ordered lane), each
+  // connecting to `target` with `options` when it first needs to (and again after a loss).
+  Exec(boost::asio::io_context& loop, Db& loop_db, std::string target, const Options& options,
+            int workers);
+  ~Exec();  // finishes the queued work, joins the workers; no done runs after the loop stops
+  Exec(const Exec&) = delete;
+  Exec& operator=(const Exec&) = delete;
+
+  bool remote() const { return remote_; }
+
+  template <class Work, class Done>
+  void run(const char* what, Work work, Done done, Lane lane = Lane::any) {
+    using T = std::invoke_result_t<Work, Db&>;
+    auto result = std::make_shared<Stored<T>>();
+    submit(
+        what,
+        [result, work = std::move(work)](Db& db) mutable {
+          if constexpr (std::is_void_v<T>) work(db);
+          else result->value.emplace(work(db));
+        },
+        [result](std::string code) { result->code = std::move(code); },
+        [result, done = std::move(done)]() mutable { done(std::move(*result)); }, lane);
+  }
+
+  // Jobs queued or running off the loop (0 on SQLite): /metrics and the drain read it.
+  std::size_t pending() const;
+
+ private:
+  struct Pool;
+  void submit(const char* what, std::function<void(Db&)> work, std::function<void(std::string)> failed,
+              std::function<void()> done, Lane lane);
+  boost::asio::io_context& loop_;
+  Db& loop_db_;
+  bool remote_;
+  std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace plotq::store

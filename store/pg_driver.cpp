@@ -1,0 +1,312 @@
+// The PostgreSQL driver: one libpq connection, statements prepared once per connection (named
+// p1, p2, ... by first use) and run with text parameters whose types the server infers, results
+// read whole in text format. A connection found broken between transactions is reset before the
+// next statement (at most once per backoff step, so a database that is down costs one failed
+// connect per step, not one per call); one lost inside a transaction fails that transaction.
+#include "store/pg_driver.hpp"
+
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "store/error.hpp"
+#include "store/pg_sql.hpp"
+#include "store/target.hpp"
+
+namespace plotq::store::detail {
+namespace {
+
+// pg_advisory_xact_lock keys: 'pltq' in the high half.
+constexpr long long kWriteLock = 0x706c747100000001LL;
+
+using Clock = std::chrono::steady_clock;
+
+// libpq quotes the part of a malformed conninfo or URI it could not read: that part may be a
+// password, so it is cut from the message.
+std::string scrubbed(std::string msg) {
+  while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  if (msg.find("connection info string") == std::string::npos && msg.find("URI") == std::string::npos) return msg;
+  std::string out;
+  bool in = false;
+  for (char ch : msg) {
+    if (ch == '"') {
+      out += in ? "...\"" : "\"";
+      in = !in;
+    } else if (!in) {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+
+struct ResultFree {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultFree>;
+
+[[noreturn]] void throw_result(PGconn* c, const PGresult* r, std::string_view what) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  std::string msg = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  // No SQLSTATE and a broken connection: the server went away (08006 connection_failure).
+  std::string code = state ? state : (PQstatus(c) == CONNECTION_BAD ? "08006" : "XX000");
+  throw PgError(code, std::string(what) + ": " + msg);
+}
+
+int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return 0;
+}
+
+class PgConn;
+
+class PgCursor final : public Cursor {
+ public:
+  PgCursor(PgConn& conn, std::string name, int params, const std::vector<int>& numbers)
+      : conn_(conn), name_(std::move(name)), params_(params), numbers_(numbers) {}
+  void bind_null(int i) override { bind_null_k(i); }
+  void bind_int(int i, std::int64_t v) override { set(i, std::to_string(v), false); }
+  void bind_real(int i, double v) override {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    set(i, buf, false);
+  }
+  void bind_text(int i, std::string_view v) override { set(i, std::string(v), false); }
+  void bind_blob(int i, std::string_view v) override { set(i, std::string(v), true); }
+  bool step() override {
+    if (!res_) execute();
+    if (row_ + 1 >= PQntuples(res_.get())) {
+      row_ = PQntuples(res_.get());
+      return false;
+    }
+    ++row_;
+    return true;
+  }
+  std::int64_t run() override {
+    if (!res_) execute();
+    const char* n = PQcmdTuples(res_.get());
+    return n && *n ? std::atoll(n) : 0;
+  }
+  void reset() override {
+    res_.reset();
+    row_ = -1;
+    values_.clear();
+    binary_.clear();
+  }
+  int columns() const override { return res_ ? PQnfields(res_.get()) : 0; }
+  bool is_null(int i) const override { return PQgetisnull(res_.get(), row_, i) != 0; }
+  std::string text(int i) const override {
+    return std::string(PQgetvalue(res_.get(), row_, i), static_cast<size_t>(PQgetlength(res_.get(), row_, i)));
+  }
+  std::int64_t int64(int i) const override {
+    const char* v = PQgetvalue(res_.get(), row_, i);
+    if (v[0] == 't' && v[1] == 0) return 1;  // a boolean expression: SQLite answers 1 / 0
+    if (v[0] == 'f' && v[1] == 0) return 0;
+    return std::strtoll(v, nullptr, 10);
+  }
+  double real(int i) const override { return std::strtod(PQgetvalue(res_.get(), row_, i), nullptr); }
+  std::string blob(int i) const override {
+    std::string t = text(i);
+    if (t.rfind("\\x", 0) != 0) return t;
+    std::string out;
+    out.reserve((t.size() - 2) / 2);
+    for (size_t k = 2; k + 1 < t.size(); k += 2) out += static_cast<char>(hexval(t[k]) * 16 + hexval(t[k + 1]));
+    return out;
+  }
+  std::string name(int i) const override { return PQfname(res_.get(), i); }
+
+ private:
+  // The $K of SQLite's parameter i; 0 for one the text never uses (its binding is dropped, as
+  // SQLite keeps a binding nothing reads).
+  int number(int i) const {
+    if (i < 1) throw PgError("42P02", "no parameter ?" + std::to_string(i));
+    return size_t(i) < numbers_.size() ? numbers_[i] : 0;
+  }
+  std::optional<std::string>& slot(int k) {
+    if (values_.size() < size_t(params_)) {
+      values_.resize(params_);
+      binary_.resize(params_, 0);
+    }
+    return values_[k - 1];
+  }
+  void bind_null_k(int i) {
+    if (int k = number(i)) slot(k).reset();
+  }
+  void set(int i, std::string v, bool binary) {
+    int k = number(i);
+    if (k == 0) return;
+    slot(k) = std::move(v);
+    binary_[k - 1] = binary ? 1 : 0;
+  }
+  void execute();
+
+  PgConn& conn_;
+  std::string name_;
+  int params_;
+  std::vector<int> numbers_;  // [SQLite number] -> $K
+  std::vector<std::optional<std::string>> values_;
+  std::vector<int> binary_;
+  Result res_;
+  int row_ = -1;
+};
+
+class PgConn final : public Conn {
+ public:
+  PgConn(PGconn* c, const Options& o) : c_(c), options_(o) {}
+  ~PgConn() override { PQfinish(c_); }
+  Engine engine() const override { return Engine::postgresql; }
+
+  std::unique_ptr<Cursor> prepare(std::string_view sql) override {
+    ensure_connected();
+    auto it = prepared_.find(sql);
+    if (it == prepared_.end()) {
+      PgSql pg = to_pg_placeholders(sql);
+      std::string name = "p" + std::to_string(prepared_.size() + 1);
+      Result r(PQprepare(c_, name.c_str(), pg.text.c_str(), 0, nullptr));
+      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c_, r.get(), "prepare");
+      it = prepared_.emplace(std::string(sql), Prepared{name, pg.params, std::move(pg.pg_number)}).first;
+    }
+    return std::make_unique<PgCursor>(*this, it->second.name, it->second.params, it->second.numbers);
+  }
+
+  void exec_script(std::string_view sql) override {
+    ensure_connected();
+    Result r(PQexec(c_, std::string(sql).c_str()));
+    auto st = PQresultStatus(r.get());
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) throw_result(c_, r.get(), "exec");
+  }
+  bool in_transaction() override { return PQtransactionStatus(c_) != PQTRANS_IDLE && PQstatus(c_) == CONNECTION_OK; }
+  void begin_write(std::optional<std::string_view> scope) override {
+    exec_script("BEGIN");
+    if (!scope) return exec_script("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
+    if (scope->empty()) return;
+    // A scope's lock: its text hashed to the advisory lock's 64-bit key.
+    auto lock = prepare("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))");
+    lock->bind_text(1, *scope);
+    lock->step();
+  }
+  void commit() override {
+    // COMMIT of a failed transaction answers ROLLBACK, not an error: that is a failed commit here.
+    Result r(PQexec(c_, "COMMIT"));
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c_, r.get(), "commit");
+    if (std::string_view(PQcmdStatus(r.get())) != "COMMIT")
+      throw PgError("40000", "commit: the transaction had failed and was rolled back");
+  }
+  void rollback() noexcept override {
+    if (PQstatus(c_) != CONNECTION_OK || PQtransactionStatus(c_) == PQTRANS_IDLE) return;
+    PQclear(PQexec(c_, "ROLLBACK"));
+  }
+  bool table_exists(std::string_view name) override {
+    auto cur = prepare("SELECT to_regclass(?) IS NOT NULL");
+    cur->bind_text(1, name);
+    return cur->step() && cur->int64(0) == 1;
+  }
+
+  PGconn* raw() { return c_; }
+  void lost() {
+    // Statements prepared on the old session are gone with it.
+    if (PQstatus(c_) == CONNECTION_BAD) prepared_.clear();
+  }
+
+  // Called before every statement outside a transaction: a broken session is reset (bounded:
+  // one attempt per backoff step, doubling from 100 ms to 5 s).
+  void ensure_connected() {
+    if (PQstatus(c_) == CONNECTION_OK) return;
+    prepared_.clear();
+    auto now = Clock::now();
+    if (now < next_try_) throw PgError("08006", "the database is unreachable (retrying after a backoff)");
+    PQreset(c_);
+    if (PQstatus(c_) != CONNECTION_OK) {
+      backoff_ = std::min(backoff_ * 2, std::chrono::milliseconds(5000));
+      next_try_ = now + backoff_;
+      throw PgError("08006", "reconnect: " + scrubbed(PQerrorMessage(c_)));
+    }
+    backoff_ = std::chrono::milliseconds(50);
+    set_session(c_, options_);
+  }
+
+  static void set_session(PGconn* c, const Options& o) {
+    std::string sql = "SET TIME ZONE 'UTC'; SET statement_timeout = " + std::to_string(o.statement_timeout_ms) +
+                      "; SET lock_timeout = " + std::to_string(o.lock_timeout_ms) +
+                      "; SET idle_in_transaction_session_timeout = " +
+                      std::to_string(std::max(o.statement_timeout_ms, 1000) * 6) +
+                      // The server's NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) are not
+                      // ours to print on plotq's stderr.
+                      "; SET client_min_messages = warning";
+    // A read-only open (the CLI's listings and checks), as SQLite's read-only file: no write goes.
+    if (o.read_only) sql += "; SET default_transaction_read_only = on";
+    Result r(PQexec(c, sql.c_str()));
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c, r.get(), "session settings");
+  }
+
+ private:
+  struct Prepared {
+    std::string name;
+    int params;
+    std::vector<int> numbers;
+  };
+  PGconn* c_;
+  Options options_;
+  std::map<std::string, Prepared, std::less<>> prepared_;
+  std::chrono::milliseconds backoff_{50};
+  Clock::time_point next_try_{};
+};
+
+void PgCursor::execute() {
+  if (values_.size() < size_t(params_)) {
+    values_.resize(params_);
+    binary_.resize(params_, 0);
+  }
+  std::vector<const char*> vals(params_);
+  std::vector<int> lens(params_);
+  for (int k = 0; k < params_; ++k) {
+    vals[k] = values_[k] ? values_[k]->data() : nullptr;
+    lens[k] = values_[k] ? static_cast<int>(values_[k]->size()) : 0;
+  }
+  PGconn* c = conn_.raw();
+  res_.reset(PQexecPrepared(c, name_.c_str(), params_, vals.data(), lens.data(), binary_.data(), 0));
+  auto st = PQresultStatus(res_.get());
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    Result failed = std::move(res_);
+    conn_.lost();
+    throw_result(c, failed.get(), "statement");
+  }
+  row_ = -1;
+}
+
+}  // namespace
+
+std::unique_ptr<Conn> pg_connect(const std::string& target, const Options& o) {
+  // Ours first, the target after it (expand_dbname): a connect_timeout or application_name the
+  // operator wrote wins.
+  std::string timeout = std::to_string(o.connect_timeout_s);
+  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
+  const char* vals[] = {timeout.c_str(), "plotq", target.c_str(), nullptr};
+  PGconn* c = PQconnectdbParams(keys, vals, 1);
+  if (!c) throw StoreError("unreachable", "cannot allocate a PostgreSQL connection");
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string msg = scrubbed(PQerrorMessage(c));
+    PQfinish(c);
+    // The server answered and refused us (authentication, no such database): not a fault that
+    // passes by itself.
+    bool refused = msg.find("authentication") != std::string::npos || msg.find("does not exist") != std::string::npos ||
+                   msg.find("password") != std::string::npos || msg.find("invalid") != std::string::npos;
+    throw StoreError(refused ? "db_open" : "unreachable", "cannot connect to " + redacted(target) + ": " + msg);
+  }
+  try {
+    PgConn::set_session(c, o);
+  } catch (const PgError& e) {
+    PQfinish(c);
+    throw StoreError("db_open", std::string("cannot set up the session: ") + e.what());
+  }
+  return std::make_unique<PgConn>(c, o);
+}
+
+}  // namespace plotq::store::detail

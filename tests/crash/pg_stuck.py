@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""The loop never waits for the database (issue 32): a real plotqd on PostgreSQL (a schema of its
+own on PLOTQ_TEST_PG) while this test holds one PostgreSQL transaction open with a row lock that
+user A's next message needs (A's row of quota_days, SELECT ... FOR UPDATE). A's turn is then stuck
+in the store: its stream has read ready and nothing more, and its statement waits on our lock in
+pg_stat_activity. Meanwhile, each measured against a baseline taken in this run before the lock:
+user B's plain turns run to done, /healthz answers, and A's own open stream gets its pings, each
+within LIMIT_S. After the lock is let go, A's turn ends ok at once.
+
+  pg_stuck.py PLOTQD      (PLOTQ_TEST_PG: a server's conninfo; without it PLOTQ-SKIP)
+
+Standard library only (libpq through ctypes: pg.py).
+"""
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pg  # noqa: E402
+from plotq_client import Plotqd, Stream, new_session, read_to_done, request  # noqa: E402
+
+LIMIT_S = 1.0     # what any answer on the loop may take while A is stuck (usual: milliseconds)
+HOLD_S = 4.0      # how long the lock is held
+PING_S = 0.2      # PLOTQ_SSE_PING_S: the stuck stream's pings show the loop's timers run
+
+SETTINGS = {
+    "PLOTQ_RUNS_PER_MINUTE": "100000",
+    "PLOTQ_USER_MESSAGES_PER_MINUTE": "1000000",
+    "PLOTQ_USER_MESSAGES_PER_DAY": "100000000",
+    "PLOTQ_SSE_PING_S": str(PING_S),
+    # Our lock is the only thing that ends A's wait: PostgreSQL's own timeouts stay well past it.
+    "PLOTQ_DB_LOCK_TIMEOUT_MS": "60000",
+    "PLOTQ_DB_STATEMENT_TIMEOUT_MS": "60000",
+    "PLOTQ_DB_PROBE_MS": "200",
+}
+
+
+class RawStream:
+    """A turn's stream read line by line on a thread, each line with the time it came (pings too)."""
+
+    def __init__(self, port, session, user, text):
+        self.st = Stream(port, "POST", "/v1/sessions/%s/messages" % session, {"text": text}, user=user, timeout=60)
+        self.lines = []  # (monotonic time, line)
+        self.lock = threading.Lock()
+        self.t = threading.Thread(target=self._read, daemon=True)
+        if self.st.status == 200:
+            self.t.start()
+
+    def _read(self):
+        try:
+            while True:
+                line = self.st.resp.readline()
+                if not line:
+                    return
+                with self.lock:
+                    self.lines.append((time.monotonic(), line.decode().rstrip("\r\n")))
+        except (OSError, ValueError):
+            return
+
+    def events(self, since=0.0):
+        with self.lock:
+            return [(t, l[len("event: "):]) for t, l in self.lines if l.startswith("event: ") and t >= since]
+
+    def pings(self, since, until):
+        with self.lock:
+            return [t for t, l in self.lines if l.startswith(":") and since <= t <= until]
+
+
+def timed(fn):
+    t0 = time.monotonic()
+    out = fn()
+    return time.monotonic() - t0, out
+
+
+def plain_turn(port, session, user):
+    st = Stream(port, "POST", "/v1/sessions/%s/messages" % session, {"text": "hello"}, user=user, timeout=30)
+    if st.status != 200:
+        return "answered %d %s" % (st.status, st.error)
+    seen = []
+    try:
+        ok = read_to_done(st, seen)
+    finally:
+        st.close()
+    if not ok or seen[-1]["data"].get("state") != "ok":
+        return "ended without done{ok}: %r" % [e["event"] for e in seen]
+    return None
+
+
+def healthz(port):
+    status, body = request(port, "GET", "/healthz", timeout=30)
+    return None if status == 200 else "healthz %d %r" % (status, body)
+
+
+def measure(port, b_session, n, fail, what):
+    """n of B's plain turns and n /healthz, each timed; returns the slowest of each."""
+    worst = {"turn": 0.0, "healthz": 0.0}
+    for _ in range(n):
+        for name, fn in (("turn", lambda: plain_turn(port, b_session, "user-b")), ("healthz", lambda: healthz(port))):
+            took, err = timed(fn)
+            if err:
+                fail.append("%s: %s %s" % (what, name, err))
+            worst[name] = max(worst[name], took)
+    return worst
+
+
+def stuck_in_store(c):
+    """plotqd's backends that wait on a lock now (pg_stat_activity)."""
+    return c.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'plotq' "
+                     "AND wait_event_type = 'Lock' AND state = 'active'").fetchone()[0]
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if len(sys.argv) != 2:
+        sys.exit("usage: pg_stuck.py PLOTQD")
+    server = os.environ.get("PLOTQ_TEST_PG", "")
+    if not server:
+        print("PLOTQ-SKIP: no PLOTQ_TEST_PG (run under tools/pg.sh run)")
+        return 0
+    if pg.libpq() is None:
+        print("PLOTQ-SKIP: libpq is not installed")
+        return 0
+    work = tempfile.mkdtemp(prefix="plotq-pgstuck-")
+    target, drop = pg.own_schema(server)
+    d = Plotqd(sys.argv[1], target, os.path.join(work, "plotqd.log"), SETTINGS)
+    fail = []
+    holder = watcher = None
+    started = time.monotonic()
+    try:
+        d.start()
+        port = d.port
+        a_session, b_session = new_session(port, "user-a"), new_session(port, "user-b")
+        err = plain_turn(port, a_session, "user-a")  # A's quota row exists from now on
+        if err:
+            fail.append("A's first turn: " + err)
+        base = measure(port, b_session, 5, fail, "baseline")
+
+        holder, watcher = pg.Conn(target), pg.Conn(target)
+        holder.execute("BEGIN")
+        locked = holder.execute("SELECT count FROM quota_days WHERE user_id = 'user-a' AND counter = 'messages' "
+                                "FOR UPDATE")
+        if len(locked) != 1:
+            fail.append("A's quota row to lock: %d rows" % len(locked))
+        t_lock = time.monotonic()
+        a = RawStream(port, a_session, "user-a", "stuck?")
+        if a.st.status != 200:
+            fail.append("A's turn answered %d %s" % (a.st.status, a.st.error))
+        # A's statement reaches our lock: plotqd's backend waits on it.
+        waited = 0.0
+        while stuck_in_store(watcher) < 1 and waited < 5:
+            time.sleep(0.05)
+            waited += 0.05
+        if stuck_in_store(watcher) < 1:
+            fail.append("no plotqd statement waits on the held lock: A is not stuck in the store")
+        during = measure(port, b_session, 5, fail, "while A is stuck")
+        while time.monotonic() - t_lock < HOLD_S:
+            time.sleep(0.05)
+        t_release = time.monotonic()
+        a_events = [e for _, e in a.events()]
+        if a_events != ["ready"]:
+            fail.append("A's stream while stuck read %r, not just ready" % a_events)
+        pings = a.pings(t_lock + 0.5, t_release)
+        gaps = [b - x for x, b in zip([t_lock + 0.5] + pings, pings + [t_release])]
+        if len(pings) < int((t_release - t_lock - 0.5) / PING_S) // 2 or max(gaps) > LIMIT_S:
+            fail.append("A's stream got %d pings in %.1f s, longest gap %.2f s" % (
+                len(pings), t_release - t_lock - 0.5, max(gaps)))
+        stuck_at_release = stuck_in_store(watcher)
+        holder.execute("ROLLBACK")
+
+        a.t.join(LIMIT_S + 1)
+        after = a.events(t_release)
+        a_done = [t - t_release for t, e in after if e == "done"]
+        if [e for _, e in after] != ["message", "done"] or not a_done or a_done[0] > LIMIT_S:
+            fail.append("A's turn after the lock went: %r" % [(e, round(t - t_release, 3)) for t, e in after])
+        for name in ("turn", "healthz"):
+            if during[name] > LIMIT_S:
+                fail.append("B's %s took %.3f s while A was stuck (baseline %.3f s)" % (name, during[name], base[name]))
+        print("pg_stuck: A stuck %.1f s (%d plotqd statement(s) waiting on the lock at release); "
+              "slowest B turn %.3f s (baseline %.3f s), /healthz %.3f s (baseline %.3f s); "
+              "A's stream %d pings, longest gap %.3f s; A's done %.3f s after the release; %.1f s in all" % (
+                  t_release - t_lock, stuck_at_release, during["turn"], base["turn"], during["healthz"],
+                  base["healthz"], len(pings), max(gaps), a_done[0] if a_done else -1,
+                  time.monotonic() - started), flush=True)
+        a.st.close()
+        if d.proc.poll() is not None:
+            fail.append("plotqd exited (status %s)" % d.proc.returncode)
+    finally:
+        for c in (holder, watcher):
+            if c:
+                c.close()
+        d.stop()
+        drop()
+    for f in fail:
+        print("FAIL " + f)
+    if fail:
+        print("pg_stuck: log kept in %s" % work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
