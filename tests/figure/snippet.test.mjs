@@ -227,6 +227,9 @@ describe('drawing snippets', () => {
     for (let waited = 0; rendererCpu().has(looping) && waited < 15000; waited += 250) await settle(250);
     const left = rendererCpu().has(looping) ? execFileSync('ps', ['-o', 'pid=,stat=,etime=,time=', '-p', String(looping)]).toString() : '';
     assert.equal(left, '', 'the looping renderer was killed with its context');
+    // The next spare context is being made meanwhile (its renderer starting up spends about half a
+    // second of CPU on a loaded host): measured once it is ready, so only a burning page counts.
+    if (fb.contexts.spare) await fb.contexts.spare.catch(() => {});
     const after = await cpuOver(1000);
     assert.ok(!after.length || after[0][1] < 500, `no renderer burns a core after the timeout: ${JSON.stringify(after)}`);
     assert.equal((await render(fb, 'echarts', drawing('echarts', 'landscape'))).code, 'ok');
