@@ -22,7 +22,6 @@ Standard library only.
 """
 import os
 import random
-import shutil
 import signal
 import sys
 import tempfile
@@ -391,15 +390,7 @@ def finish(work, fail, report, started):
     for r in report:
         print("pg_restart: " + r)
     print("pg_restart: %.1f s in all" % (time.monotonic() - started), flush=True)
-    for f in fail[:40]:
-        print("FAIL " + f)
-    if len(fail) > 40:
-        print("FAIL ... and %d more" % (len(fail) - 40))
-    if fail:
-        print("pg_restart: plotqd's log kept in %s" % work)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if fail else 0
+    return checks.verdict("pg_restart", work, fail)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ within LIMIT_S. After the lock is let go, A's turn ends ok at once.
 Standard library only (libpq through ctypes: pg.py).
 """
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -21,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import checks  # noqa: E402
 import pg  # noqa: E402
 from plotq_client import Plotqd, Stream, new_session, read_to_done, request  # noqa: E402
 
@@ -195,13 +195,7 @@ def main():
                 c.close()
         d.stop()
         drop()
-    for f in fail:
-        print("FAIL " + f)
-    if fail:
-        print("pg_stuck: log kept in %s" % work)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if fail else 0
+    return checks.verdict("pg_stuck", work, fail)
 
 
 if __name__ == "__main__":
