@@ -1,10 +1,16 @@
 // turns_bench: chat turns against a real plotqd over loopback (issue 5's numbers).
 //
-//   turns_bench PLOTQD latency [streams=1000] [turns=2000]
+//   turns_bench PLOTQD latency [streams=1000] [turns=2000] [--engines sqlite,postgresql]
+//               [--rounds N] [--pg CONNINFO]
 //     (a) plain-turn latency, request to done, p50/p99, while another user's data run holds the
 //         render slot and `streams` other turn streams are open (waiting in the queue). Baseline in
 //         the same command: the same plain turns on the same server before the load (slot free, no
 //         other stream); GET /healthz, alternated with the turns, is the HTTP floor of both.
+//         --engines: the whole scenario once per engine and round (a fresh plotqd on a fresh SQLite
+//         file, then on a fresh PostgreSQL database of the server --pg or PLOTQ_TEST_PG names),
+//         engines alternating within each round; then the medians over the rounds and the ratios
+//         of PostgreSQL to SQLite (SQLite is the baseline). On PostgreSQL it also counts the
+//         transactions a plain turn commits (pg_stat_database, idle server, no /healthz between).
 //   turns_bench PLOTQD streams [streams=10000] [broadcasts=20]
 //     (b) `streams` idle open streams (turns waiting in the queue): plotqd's resident memory per
 //         stream, and a status broadcast (one more turn joins the queue, so every waiting turn's
@@ -33,11 +39,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/bench_store.hpp"
 #include "bench/stats.hpp"
 #include "tests/support/test_client.hpp"
 
@@ -235,8 +243,8 @@ struct Daemon {
   int holder_fd = -1;
 
   // status_interval_s: PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S (how far apart a waiting turn's statuses are).
-  explicit Daemon(const std::string& binary, const std::string& status_interval_s = "0.5") {
-    Env env = {{"PLOTQ_DB", dir.file("plotq.db")},
+  Daemon(const std::string& binary, const std::string& db, const std::string& status_interval_s = "0.5") {
+    Env env = {{"PLOTQ_DB", db.empty() ? dir.file("plotq.db") : db},
                {"PLOTQ_ENVIRONMENT", "development"},
                {"PLOTQ_LOG_REQUESTS", "0"},
                {"PLOTQ_USER_MESSAGES_PER_MINUTE", "1000000"},
@@ -291,8 +299,37 @@ void wait_quiet(const StreamSet& set, Clock::duration quiet) {
 
 // ---- (a) plain-turn latency ----------------------------------------------------------------------
 
-int bench_latency(const std::string& binary, int streams, int turns) {
-  Daemon dm(binary);
+struct Latency {
+  std::string engine;
+  double p50 = 0, p90 = 0, p99 = 0, max = 0;            // loaded
+  double idle_p50 = 0, idle_p90 = 0, idle_p99 = 0, idle_max = 0;
+  double health_p50 = 0, health_p99 = 0, idle_health_p50 = 0, idle_health_p99 = 0;
+  double load = 0;
+  double tx_per_turn = -1;  // PostgreSQL: transactions committed per plain turn
+};
+
+// Transactions a plain turn commits on PostgreSQL: pg_stat_database's count across `n` plain turns
+// (no /healthz between) less the same count across as long a quiet window (the store probe).
+// The server reports a backend's counts when it idles, up to 10 s late (PostgreSQL 15's
+// PGSTAT_IDLE_INTERVAL), hence the waits.
+double tx_per_turn(const plotq::bench::BenchStore& st, const std::function<void()>& turn, int n) {
+  constexpr auto kSettle = 11s;
+  std::this_thread::sleep_for(kSettle);
+  long long c0 = st.pg_commits();
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(kSettle);
+  long long c1 = st.pg_commits();
+  double quiet_rate = (c1 - c0) / (ms(Clock::now() - t0) / 1000);
+  auto t1 = Clock::now();
+  for (int i = 0; i < n; ++i) turn();
+  std::this_thread::sleep_for(kSettle);
+  long long c2 = st.pg_commits();
+  double window = ms(Clock::now() - t1) / 1000;
+  return (static_cast<double>(c2 - c1) - quiet_rate * window) / n;
+}
+
+Latency bench_latency(const std::string& binary, int streams, int turns, const plotq::bench::BenchStore* st) {
+  Daemon dm(binary, st ? st->target() : "");
   constexpr int kUsers = 16;
   auto sessions = make_sessions(dm.port(), "p", kUsers);
   auto one = [&](const std::string& req, const std::string& marker) {
@@ -307,12 +344,15 @@ int bench_latency(const std::string& binary, int streams, int turns) {
     return v;
   };
   std::string health = format_request("GET", "/healthz", "", {}, false);
+  auto plain = [&](int i) {
+    int u = i % kUsers;
+    return one(message_request(sessions[u], "p" + std::to_string(u), json{{"text", "what can you plot?"}}, false),
+               "event: done");
+  };
   // Alternates plain turns and GET /healthz (the HTTP floor); the first 100 of each are warm-up.
   auto measure = [&](std::vector<double>& turn_ms, std::vector<double>& floor_ms) {
     for (int i = 0; i < turns + 100; ++i) {
-      int u = i % kUsers;
-      double t = one(message_request(sessions[u], "p" + std::to_string(u), json{{"text", "what can you plot?"}}, false),
-                     "event: done");
+      double t = plain(i);
       double f = one(health, "\"status\":\"ok\"");
       if (i >= 100) {
         turn_ms.push_back(t);
@@ -324,6 +364,13 @@ int bench_latency(const std::string& binary, int streams, int turns) {
   std::vector<double> idle_ms, idle_floor_ms;
   measure(idle_ms, idle_floor_ms);
 
+  Latency r;
+  r.engine = st ? st->engine() : "sqlite";
+  if (st && st->postgres()) {
+    int k = 0;
+    r.tx_per_turn = tx_per_turn(*st, [&] { plain(k++); }, 200);
+  }
+
   dm.hold_slot();
   StreamSet set(static_cast<std::size_t>(streams));
   set.start();
@@ -332,16 +379,57 @@ int bench_latency(const std::string& binary, int streams, int turns) {
   std::vector<double> turn_ms, floor_ms;
   measure(turn_ms, floor_ms);
   json status = json::parse(http_request(dm.port(), "GET", "/v1/status", {}, {}).body);
-  std::printf("(a) plain turn, request to done, %d turns; slot held by a running data job; %d other streams open "
+  r.load = loadavg();
+  std::printf("(a) %s: plain turn, request to done, %d turns; slot held by a running data job; %d other streams open "
               "(queue: waiting %d, in_flight %d); load avg %.1f\n",
-              turns, streams, status["waiting"].get<int>(), status["in_flight"].get<int>(), loadavg());
-  std::printf("    plain turn, loaded   p50 %.3f ms   p90 %.3f ms   p99 %.3f ms   max %.3f ms\n", pct(turn_ms, 0.5),
-              pct(turn_ms, 0.9), pct(turn_ms, 0.99), pct(turn_ms, 1.0));
+              r.engine.c_str(), turns, streams, status["waiting"].get<int>(), status["in_flight"].get<int>(), r.load);
+  r.p50 = pct(turn_ms, 0.5), r.p90 = pct(turn_ms, 0.9), r.p99 = pct(turn_ms, 0.99), r.max = pct(turn_ms, 1.0);
+  r.idle_p50 = pct(idle_ms, 0.5), r.idle_p90 = pct(idle_ms, 0.9), r.idle_p99 = pct(idle_ms, 0.99), r.idle_max = pct(idle_ms, 1.0);
+  r.health_p50 = pct(floor_ms, 0.5), r.health_p99 = pct(floor_ms, 0.99);
+  r.idle_health_p50 = pct(idle_floor_ms, 0.5), r.idle_health_p99 = pct(idle_floor_ms, 0.99);
+  std::printf("    plain turn, loaded   p50 %.3f ms   p90 %.3f ms   p99 %.3f ms   max %.3f ms\n", r.p50, r.p90, r.p99, r.max);
   std::printf("    plain turn, idle     p50 %.3f ms   p90 %.3f ms   p99 %.3f ms   max %.3f ms   (baseline: same server before the load)\n",
-              pct(idle_ms, 0.5), pct(idle_ms, 0.9), pct(idle_ms, 0.99), pct(idle_ms, 1.0));
+              r.idle_p50, r.idle_p90, r.idle_p99, r.idle_max);
   std::printf("    GET /healthz loaded  p50 %.3f ms   p99 %.3f ms   idle p50 %.3f ms   p99 %.3f ms   (the HTTP floor)\n",
-              pct(floor_ms, 0.5), pct(floor_ms, 0.99), pct(idle_floor_ms, 0.5), pct(idle_floor_ms, 0.99));
-  std::printf("    loaded / idle: p50 %.2fx  p99 %.2fx\n", pct(turn_ms, 0.5) / pct(idle_ms, 0.5), pct(turn_ms, 0.99) / pct(idle_ms, 0.99));
+              r.health_p50, r.health_p99, r.idle_health_p50, r.idle_health_p99);
+  std::printf("    loaded / idle: p50 %.2fx  p99 %.2fx\n", r.p50 / r.idle_p50, r.p99 / r.idle_p99);
+  if (r.tx_per_turn >= 0) std::printf("    transactions committed per plain turn (idle server): %.2f\n", r.tx_per_turn);
+  std::fflush(stdout);
+  return r;
+}
+
+// The scenario once per engine and round, engines alternating; medians over the rounds and the
+// ratios PostgreSQL / SQLite.
+int bench_engines(const std::string& binary, int streams, int turns, const std::vector<std::string>& engines, int rounds,
+                  const std::string& pg) {
+  std::map<std::string, std::vector<Latency>> by;
+  for (int round = 0; round < rounds; ++round)
+    for (const auto& e : engines) {
+      TempDir dir;
+      plotq::bench::BenchStore st(e, dir, pg);
+      std::printf("round %d of %d, %s\n", round + 1, rounds, e.c_str());
+      by[e].push_back(bench_latency(binary, streams, turns, &st));
+    }
+  auto med = [&](const std::string& e, double Latency::*f) {
+    std::vector<double> v;
+    for (const auto& r : by[e]) v.push_back(r.*f);
+    return pct(v, 0.5);
+  };
+  std::printf("medians over %d round(s), %d turns each, %d streams waiting, slot busy:\n", rounds, turns, streams);
+  for (const auto& e : engines)
+    std::printf("    %-10s loaded p50 %.3f  p90 %.3f  p99 %.3f ms;  idle p50 %.3f  p99 %.3f ms;  /healthz loaded p50 %.3f  p99 %.3f ms\n",
+                e.c_str(), med(e, &Latency::p50), med(e, &Latency::p90), med(e, &Latency::p99), med(e, &Latency::idle_p50),
+                med(e, &Latency::idle_p99), med(e, &Latency::health_p50), med(e, &Latency::health_p99));
+  if (by.count("sqlite") && by.count("postgresql")) {
+    std::printf("    postgresql / sqlite: loaded p50 %.2fx  p99 %.2fx;  idle p50 %.2fx  p99 %.2fx   (target: loaded p99 <= 2x)\n",
+                med("postgresql", &Latency::p50) / med("sqlite", &Latency::p50),
+                med("postgresql", &Latency::p99) / med("sqlite", &Latency::p99),
+                med("postgresql", &Latency::idle_p50) / med("sqlite", &Latency::idle_p50),
+                med("postgresql", &Latency::idle_p99) / med("sqlite", &Latency::idle_p99));
+    std::printf("    per round p99 ratio:");
+    for (int i = 0; i < rounds; ++i) std::printf(" %.2fx", by["postgresql"][i].p99 / by["sqlite"][i].p99);
+    std::printf("\n    postgresql transactions per plain turn (median of rounds): %.2f\n", med("postgresql", &Latency::tx_per_turn));
+  }
   return 0;
 }
 
@@ -470,7 +558,7 @@ int bench_streams(const std::string& binary, int streams, int broadcasts) {
   {  // plotqd and the streams are gone before the socket floor (descriptors)
     // Opening 10,000 waiting turns changes every turn's position 10,000 times: with a 5 s merge
     // interval each waiting turn stores and sends a status at most every 5 s while they pile up.
-    Daemon dm(binary, std::to_string(kStatusInterval.count() / 1000.0));
+    Daemon dm(binary, "", std::to_string(kStatusInterval.count() / 1000.0));
     dm.hold_slot();
     auto trigger_sessions = make_sessions(dm.port(), "t", broadcasts);
     std::this_thread::sleep_for(1s);
@@ -555,14 +643,32 @@ int bench_streams(const std::string& binary, int streams, int broadcasts) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: turns_bench PLOTQD latency [streams] [turns] | streams [streams] [broadcasts]\n");
+    std::fprintf(stderr,
+                 "usage: turns_bench PLOTQD latency [streams] [turns] [--engines sqlite,postgresql] [--rounds N] [--pg CONNINFO]"
+                 " | streams [streams] [broadcasts]\n");
     return 2;
   }
   raise_nofile();
   std::string binary = argv[1], mode = argv[2];
+  std::vector<int> nums;
+  std::string engines, pg;
+  int rounds = 1;
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--engines" && i + 1 < argc) engines = argv[++i];
+    else if (a == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--pg" && i + 1 < argc) pg = argv[++i];
+    else nums.push_back(std::atoi(argv[i]));
+  }
+  auto num = [&](std::size_t k, int def) { return nums.size() > k ? nums[k] : def; };
   try {
-    if (mode == "latency") return bench_latency(binary, argc > 3 ? std::atoi(argv[3]) : 1000, argc > 4 ? std::atoi(argv[4]) : 2000);
-    if (mode == "streams") return bench_streams(binary, argc > 3 ? std::atoi(argv[3]) : 10000, argc > 4 ? std::atoi(argv[4]) : 20);
+    if (mode == "latency" && !engines.empty())
+      return bench_engines(binary, num(0, 1000), num(1, 2000), plotq::bench::parse_engines(engines), rounds, pg);
+    if (mode == "latency") {
+      bench_latency(binary, num(0, 1000), num(1, 2000), nullptr);
+      return 0;
+    }
+    if (mode == "streams") return bench_streams(binary, num(0, 10000), num(1, 20));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "turns_bench: %s\n", e.what());
     return 1;

@@ -8,6 +8,7 @@
 #include "runs/outcome.hpp"
 #include "runs/runtime.hpp"
 #include "server/dataset_json.hpp"
+#include "server/errors.hpp"
 #include "server/turn_service.hpp"
 #include "store/datasets.hpp"
 #include "store/ledger.hpp"
@@ -43,7 +44,7 @@ void data_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::DataR
         if (t->ending()) return;
         if (!added.ok()) {
           log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", added.code}});
-          return sp->fail(t, "internal");
+          return sp->fail(t, std::string(store_failure_code(added.code)));
         }
         dataset_made(*sp, t, *added.value, code);
       });

@@ -6,6 +6,7 @@
 #include "runs/outcome.hpp"
 #include "runs/render_job.hpp"
 #include "runs/runtime.hpp"
+#include "server/errors.hpp"
 #include "server/turn_service.hpp"
 #include "store/exec.hpp"
 #include "common/log.hpp"
@@ -51,7 +52,7 @@ void render_done(TurnService& s, const std::shared_ptr<Turn>& t, const std::vect
         if (t->ending()) return;
         if (!stored.ok()) {
           log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", stored.code}});
-          return sp->fail(t, "internal");
+          return sp->fail(t, std::string(store_failure_code(stored.code)));
         }
         plots_stored(*sp, t, themes, *kept);
       });
@@ -129,7 +130,7 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
         if (t->ending()) return;
         if (!latest.ok()) {
           log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", latest.code}});
-          return sp->fail(t, "internal");
+          return sp->fail(t, std::string(store_failure_code(latest.code)));
         }
         if (*latest.value) req->data_csv = (*latest.value)->csv;
         plan_plot(*sp, t, req);

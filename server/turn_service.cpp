@@ -92,7 +92,7 @@ void TurnService::run(const std::shared_ptr<Turn>& t, bool session_open, const M
         if (t->ending()) return;
         if (!a.ok()) {
           log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", a.code}});
-          return fail(t, "internal");
+          return fail(t, std::string(store_failure_code(a.code)));
         }
         if (a.value->scope) {
           const ScopeOutcome& o = *a.value->scope;
@@ -178,7 +178,7 @@ void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
         if (t->ending()) return;
         if (!booked.ok()) {
           log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", booked.code}});
-          return fail(t, "internal");
+          return fail(t, std::string(store_failure_code(booked.code)));
         }
         if (*booked.value) {
           ledger_refused(shared->who, shared->kind, **booked.value);
@@ -244,7 +244,7 @@ void TurnService::take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& 
           if (!t2 || t2->ending()) return;
           if (!started.ok()) {
             log_event("turn_failed", {{"turn", t2->id}, {"class", "StoreError"}, {"code", started.code}});
-            return fail(t2, "internal");
+            return fail(t2, std::string(store_failure_code(started.code)));
           }
           try {
             run(t2);

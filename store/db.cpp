@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "common/settings.hpp"
 #include "store/error.hpp"
@@ -85,6 +87,21 @@ int open_flags(const std::string& path, const Options& o) {
   return SQLite::OPEN_READWRITE | SQLite::OPEN_NOFOLLOW;
 }
 
+// PRAGMA journal_mode=WAL, waiting up to busy_timeout_ms like every other statement: switching a
+// new file to WAL takes its exclusive lock without SQLite's busy handler, so processes opening one
+// fresh file at once (plotqd and plotq migrate) could otherwise fail `busy` at once.
+std::string wal_mode(SQLite::Database& s, int busy_timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+  for (;;) {
+    try {
+      return s.execAndGet("PRAGMA journal_mode=WAL").getString();
+    } catch (const SQLite::Exception& e) {
+      if ((e.getErrorCode() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 void register_settings(Settings& s, Options& o) {
@@ -147,7 +164,7 @@ std::unique_ptr<Db> Db::open(const std::string& target, Options options) {
     db->sqlite_ = std::make_unique<SQLite::Database>(path, flags, options.busy_timeout_ms);
     SQLite::Database& s = *db->sqlite_;
     if (!options.read_only) {
-      std::string mode = s.execAndGet("PRAGMA journal_mode=WAL").getString();
+      std::string mode = wal_mode(s, options.busy_timeout_ms);
       if (mode != "wal") throw StoreError("db_open", path + ": cannot switch to WAL (" + mode + ")");
       s.exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
       s.exec("PRAGMA journal_size_limit=" + std::to_string(std::int64_t(options.wal_keep_kib) * 1024));

@@ -26,7 +26,7 @@ class Conn;
 struct Options {
   bool synchronous_full = false;  // PLOTQ_DB_SYNCHRONOUS_FULL: synchronous=FULL (default NORMAL)
   int busy_timeout_ms = 5000;     // PLOTQ_DB_BUSY_TIMEOUT_MS: wait this long for another writer
-  bool read_only = false;         // open an existing file read-only (CLI listings); never creates
+  bool read_only = false;         // CLI listings: a file read-only, never created; PostgreSQL: a read-only session
   // PLOTQ_DB_CACHE_KIB: SQLite's page cache per connection (cache_size = -KiB; SQLite's own default
   // is 2000 KiB, too small once turn_events outgrows it and every insert reads pages).
   int cache_kib = 16384;

@@ -6,13 +6,20 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include "common/sha256.hpp"
 #include "store/error.hpp"
+#include "store/target.hpp"
 
 namespace plotq::store {
 
 namespace fs = std::filesystem;
 
-std::string sweep_images_root(const std::string& db_path) { return db_path + ".sweep-images"; }
+std::string sweep_images_root(const std::string& db_path) {
+  if (engine_of(db_path) == Engine::sqlite) return db_path + ".sweep-images";
+  // A PostgreSQL store has no file to sit beside: the thumbnails go under ./var, one directory per
+  // database (named by its target's digest; the password is not part of it).
+  return "./var/sweep-images/pg-" + sha256_hex(redacted(db_path)).substr(0, 16);
+}
 
 std::string sweep_images_dir(const std::string& db_path, std::int64_t sweep_id) {
   return sweep_images_root(db_path) + "/" + std::to_string(sweep_id);

@@ -1,6 +1,7 @@
 // Where a catalogue sweep keeps its thumbnails (sweep/images.hpp makes them): files beside the
 // store, one directory per sweep, never rows, so the store stays small and its writes short:
-//   <db>.sweep-images/<sweep id>/
+//   <db>.sweep-images/<sweep id>/                       (SQLite)
+//   ./var/sweep-images/pg-<digest of the target>/<sweep id>/   (PostgreSQL: no file to sit beside)
 // The store owns the layout because its rows own the directories: a sweep retention deletes takes
 // its directory with it, and a directory no sweep row names (a crash between the two) goes at the
 // next prune that deletes a sweep. Only plotq's own processes write here (the sandbox policy hides

@@ -91,10 +91,10 @@ void finish(Db& db, const std::string& id, const std::string& outcome,
 std::int64_t append_event(Db& db, const std::string& turn_id, const std::string& event,
                           const std::string& data_json, UnixSeconds now) {
   return guarded("append turn event", [&] {
-    // The next seq is computed and inserted in one statement, under the write lock: SQLite's
-    // statement holds it anyway, PostgreSQL's would not (two appends to one turn would read the
-    // same max(seq)). Not a WriteTx: it must lock even where it joins nothing.
-    Tx tx(db);
+    // The next seq is computed and inserted in one statement, under the turn's lock: SQLite's
+    // statement holds the write lock anyway, PostgreSQL's would hold none (two appends to one turn
+    // would read the same max(seq)). Not a WriteTx: it must lock even where it joins nothing.
+    Tx tx(db, "turn:" + turn_id);
     Stmt q(db,
         "INSERT INTO turn_events(turn_id, seq, event, data, created_at) "
         "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM turn_events WHERE turn_id = ?1 "

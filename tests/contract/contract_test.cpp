@@ -12,6 +12,7 @@
 #include "server/errors.hpp"
 #include "server/openapi.hpp"
 #include "tests/support/test_client.hpp"
+#include "tests/support/test_store.hpp"
 
 using namespace plotq::test;
 using nlohmann::json;
@@ -63,7 +64,8 @@ TEST_CASE("contract: every route of the router is in the served document and the
   std::sort(routes.begin(), routes.end());
   REQUIRE(routes.size() >= 20);
 
-  Plotqd d(kBinary, {{"PLOTQ_DB", dir.file("plotq.db")}, {"PLOTQ_ENVIRONMENT", "development"},
+  TestStore store(dir);
+  Plotqd d(kBinary, {{"PLOTQ_DB", store.target()}, {"PLOTQ_ENVIRONMENT", "development"},
                      {"PLOTQ_TURN_TEXT_MAX_CHARS", "123"}});
   REQUIRE(d.wait_listening(30s));
   HttpResponse r = http_request(d.port(), "GET", "/openapi.json");

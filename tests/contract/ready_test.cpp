@@ -11,6 +11,7 @@
 #include "server/readiness.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/test_client.hpp"
+#include "tests/support/test_store.hpp"
 
 using namespace plotq::test;
 using nlohmann::json;
@@ -20,9 +21,9 @@ namespace {
 const std::string kBinary = PLOTQD_BINARY;
 const HeaderList kAnn = {{"X-Plotq-User", "ann"}, {"Content-Type", "application/json"}};
 
-Env dev_env(const TempDir& dir, Env more = {}) {
+Env dev_env(const TestStore& store, Env more = {}) {
   // One light zygote (raw mode preloads no library): the probe's warm-up stays short.
-  Env env = {{"PLOTQ_DB", dir.file("plotq.db")}, {"PLOTQ_ENVIRONMENT", "development"}, {"PLOTQ_WARM_MODES", "raw"}};
+  Env env = {{"PLOTQ_DB", store.target()}, {"PLOTQ_ENVIRONMENT", "development"}, {"PLOTQ_WARM_MODES", "raw"}};
   env.insert(env.end(), more.begin(), more.end());
   return env;
 }
@@ -66,7 +67,8 @@ TEST_CASE("readyz: a report names the failing checks - pure", "[contract]") {
 
 TEST_CASE("readyz: 503 naming what is not up, then 200 once the probes started it - healthz stays 200", "[contract]") {
   TempDir dir;
-  Plotqd d(kBinary, dev_env(dir));
+  TestStore store(dir);
+  Plotqd d(kBinary, dev_env(store));
   REQUIRE(d.wait_listening(30s));
   HttpResponse first = http_request(d.port(), "GET", "/readyz");
   json body = first.json();
@@ -91,8 +93,9 @@ TEST_CASE("readyz: 503 naming what is not up, then 200 once the probes started i
 
 TEST_CASE("drain: SIGTERM - readyz 503, new work 503 with Retry-After, streams close resumably, the running render finishes", "[contract]") {
   TempDir dir;
+  TestStore store(dir);
   // Cold jobs: the render does not wait for a zygote's preload, and no probe warms anything here.
-  Env env = dev_env(dir, {{"PLOTQ_SHUTDOWN_GRACE_S", "120"}, {"PLOTQ_TURN_RENDER_TIMEOUT_S", "110"},
+  Env env = dev_env(store, {{"PLOTQ_SHUTDOWN_GRACE_S", "120"}, {"PLOTQ_TURN_RENDER_TIMEOUT_S", "110"},
                           {"PLOTQ_SANDBOX_COLD", "1"}});
   std::string sid, turn;
   std::int64_t last_id = 0;
@@ -157,13 +160,15 @@ TEST_CASE("drain: SIGTERM - readyz 503, new work 503 with Retry-After, streams c
   SseStream r(d2.port(), "GET", "/v1/sessions/" + sid + "/turns/" + turn + "/events", "",
               {{"X-Plotq-User", "ann"}, {"Last-Event-ID", std::to_string(last_id)}});
   REQUIRE(r.head().status == 200);
-  std::vector<std::string> names;
+  std::vector<std::string> names, seen;
   json done;
   while (auto ev = r.next_event(10s)) {
     names.push_back(ev->event);
+    seen.push_back(ev->event + " " + ev->data);
     CHECK(std::stoll(ev->id) > last_id);
     if (ev->event == "done") done = json::parse(ev->data);
   }
+  INFO("the resumed events: " << json(seen).dump());
   CHECK(names == std::vector<std::string>{"plot", "message", "done"});
   CHECK(done["state"] == "ok");
 }

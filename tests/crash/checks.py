@@ -1,19 +1,42 @@
 """What must hold after every restart of a killed plotqd (issue 16, section 1). Each check appends
-its failures (plain sentences) to a list and returns how many acknowledged answers it looked at."""
+its failures (plain sentences) to a list and returns how many acknowledged answers it looked at.
+The store is a SQLite file or a PostgreSQL target (pg.py): the same SQL reads both."""
 import json
+import shutil
 import sqlite3
 
+import pg
 from plotq_client import Stream, read_to_done, request
 from workload import TRANSPORT
 
 
-def open_db(path):
-    db = sqlite3.connect(path, timeout=30)
+def open_db(target):
+    if pg.is_target(target):
+        return pg.Conn(target)
+    db = sqlite3.connect(target, timeout=30)
     db.row_factory = sqlite3.Row
     return db
 
 
+def verdict(name, work, fail, most=40):
+    """Prints the failures (the first `most`), keeps the work dir when there are any (else removes
+    it) and gives the exit status."""
+    for f in fail[:most]:
+        print("FAIL " + f)
+    if len(fail) > most:
+        print("FAIL ... and %d more" % (len(fail) - most))
+    if fail:
+        print("%s: plotqd's log kept in %s" % (name, work))
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if fail else 0
+
+
 def store_whole(db, fail):
+    # PostgreSQL checks every constraint and key at each statement and keeps its own pages whole
+    # (its WAL is replayed after a crash): there is no file of ours to check afterwards.
+    if isinstance(db, pg.Conn):
+        return
     rows = [r[0] for r in db.execute("PRAGMA integrity_check")]
     if rows != ["ok"]:
         fail.append("integrity_check: %r" % rows[:5])

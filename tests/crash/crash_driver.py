@@ -3,7 +3,10 @@
 threads, SIGKILLed at random moments and restarted on the same file; after every restart the
 checks of checks.py. Standard library only.
 
-  crash_driver.py PLOTQD [--rounds N] [--seed S] [--keep DIR]
+  crash_driver.py PLOTQD [--engine sqlite|postgresql] [--rounds N] [--seed S] [--keep DIR]
+  --engine postgresql: the store is a schema of the run's own on PLOTQ_TEST_PG (tools/pg.sh run;
+  without it PLOTQ-SKIP), read back through libpq (pg.py); the checks are the same, SQLite's file
+  checks (integrity_check, one connection to the file) apart.
   PLOTQ_CRASH_ROUNDS=200 runs the soak (CI: 20); PLOTQ_CRASH_SEED repeats a run;
   PLOTQ_CRASH_MODES=chromium_up,in_job kills only at those moments, in turn.
 
@@ -27,6 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import checks  # noqa: E402
+import pg  # noqa: E402
 import procs  # noqa: E402
 from plotq_client import Plotqd, request  # noqa: E402
 from workload import TRANSPORT, Record, Workers  # noqa: E402
@@ -117,17 +121,25 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # plotqd is stopped on the way out
     ap = argparse.ArgumentParser()
     ap.add_argument("plotqd")
+    ap.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("PLOTQ_CRASH_ROUNDS", "20")))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("PLOTQ_CRASH_SEED", str(random.randrange(1 << 30)))))
     ap.add_argument("--keep", help="work here and keep the store and logs")
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    server = os.environ.get("PLOTQ_TEST_PG", "")
+    if args.engine == "postgresql" and (not server or pg.libpq() is None):
+        print("PLOTQ-SKIP: --engine postgresql needs PLOTQ_TEST_PG (tools/pg.sh run) and libpq")
+        return 0
     work = args.keep or tempfile.mkdtemp(prefix="plotq-crash-")
     os.makedirs(work, exist_ok=True)
     os.chmod(work, 0o711)  # the figure renderer's dir is made here: Chromium's uid must reach it
     db_path = os.path.join(work, "plotq.db")
+    drop_schema = None
+    if args.engine == "postgresql":
+        db_path, drop_schema = pg.own_schema(server)
     env = dict(SETTINGS, PLOTQ_FIGURE_TMP_ROOT=work)
-    print("crash: seed %d, %d rounds, work dir %s" % (args.seed, args.rounds, work), flush=True)
+    print("crash: seed %d, %d rounds, %s, work dir %s" % (args.seed, args.rounds, args.engine, work), flush=True)
 
     rec = Record()
     sessions = {}
@@ -145,6 +157,8 @@ def main():
     d = Plotqd(args.plotqd, db_path, os.path.join(work, "plotqd.log"), env).start()
     if not d.wait_log("sandbox", 5, lambda ev: ev.get("ready") is True):
         d.stop()
+        if drop_schema:
+            drop_schema()
         print("PLOTQ-SKIP: the sandbox cannot run here (plotqd --check-sandbox): no jobs to kill")
         return 0
     started = time.monotonic()
@@ -170,7 +184,7 @@ def main():
             for part in parts:
                 alive_at_kill[part] = alive_at_kill.get(part, 0) + 1
             d.start()
-            conns = store_connections(d.pid, db_path)
+            conns = store_connections(d.pid, db_path) if args.engine == "sqlite" else 1
             if conns != 1:
                 fail.append("round %d: plotqd holds %d connections to its store, not one" % (rnd, conns))
             if procs.cgroup_dirs(old_pid):
@@ -220,6 +234,8 @@ def main():
                 db.close()
     finally:
         d.stop()
+        if drop_schema:
+            drop_schema()
     stats.update(turns=len(rec.turns), interrupted=len(rec.interrupted), run_data=len(rec.run_data),
                  render=len(rec.render), datasets=len(rec.versions))
     print("crash: kills=%(kills)d acknowledged: turns=%(turns)d run_data=%(run_data)d render=%(render)d "

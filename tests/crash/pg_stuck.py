@@ -5,14 +5,14 @@ user A's next message needs (A's row of quota_days, SELECT ... FOR UPDATE). A's 
 in the store: its stream has read ready and nothing more, and its statement waits on our lock in
 pg_stat_activity. Meanwhile, each measured against a baseline taken in this run before the lock:
 user B's plain turns run to done, /healthz answers, and A's own open stream gets its pings, each
-within LIMIT_S. After the lock is let go, A's turn ends ok at once.
+within LIMIT_S. After the lock is let go, A's turn ends ok at once. Then the lock is held past
+lock_timeout: A's next turn ends error{store_unavailable} + done at the timeout, not later.
 
   pg_stuck.py PLOTQD      (PLOTQ_TEST_PG: a server's conninfo; without it PLOTQ-SKIP)
 
 Standard library only (libpq through ctypes: pg.py).
 """
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -21,11 +21,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import checks  # noqa: E402
 import pg  # noqa: E402
 from plotq_client import Plotqd, Stream, new_session, read_to_done, request  # noqa: E402
 
 LIMIT_S = 1.0     # what any answer on the loop may take while A is stuck (usual: milliseconds)
-HOLD_S = 4.0      # how long the lock is held
+HOLD_S = 4.0      # how long the lock is held, then let go
+LOCK_TIMEOUT_S = 7.0  # PLOTQ_DB_LOCK_TIMEOUT_MS: past HOLD_S; the second hold outlasts it
 PING_S = 0.2      # PLOTQ_SSE_PING_S: the stuck stream's pings show the loop's timers run
 
 SETTINGS = {
@@ -33,8 +35,9 @@ SETTINGS = {
     "PLOTQ_USER_MESSAGES_PER_MINUTE": "1000000",
     "PLOTQ_USER_MESSAGES_PER_DAY": "100000000",
     "PLOTQ_SSE_PING_S": str(PING_S),
-    # Our lock is the only thing that ends A's wait: PostgreSQL's own timeouts stay well past it.
-    "PLOTQ_DB_LOCK_TIMEOUT_MS": "60000",
+    # The first hold ends before lock_timeout (only our ROLLBACK ends A's wait); the second outlasts
+    # it. statement_timeout stays well past both.
+    "PLOTQ_DB_LOCK_TIMEOUT_MS": str(int(LOCK_TIMEOUT_S * 1000)),
     "PLOTQ_DB_STATEMENT_TIMEOUT_MS": "60000",
     "PLOTQ_DB_PROBE_MS": "200",
 }
@@ -114,6 +117,32 @@ def stuck_in_store(c):
                      "AND wait_event_type = 'Lock' AND state = 'active'").fetchone()[0]
 
 
+def timed_out(port, a_session, holder, fail):
+    """The lock held past lock_timeout: A's turn ends in the vocabulary (error{store_unavailable},
+    done{error}) within LIMIT_S of the timeout, never hangs, and A's next message goes through."""
+    holder.execute("BEGIN")
+    holder.execute("SELECT count FROM quota_days WHERE user_id = 'user-a' AND counter = 'messages' FOR UPDATE")
+    t0 = time.monotonic()
+    a = RawStream(port, a_session, "user-a", "stuck for good?")
+    a.t.join(LOCK_TIMEOUT_S + 10)
+    holder.execute("ROLLBACK")
+    ended = [(e, t - t0) for t, e in a.events()]
+    with a.lock:
+        codes = [l for _, l in a.lines if l.startswith("data: ") and '"code"' in l]
+    a.st.close()
+    names = [e for e, _ in ended]
+    done_at = ended[-1][1] if names and names[-1] == "done" else None
+    if (names != ["ready", "error", "done"] or not codes or '"store_unavailable"' not in codes[0]
+            or done_at is None or not LOCK_TIMEOUT_S - 0.5 <= done_at <= LOCK_TIMEOUT_S + LIMIT_S):
+        fail.append("A's turn held past lock_timeout (%.0f s): %r %r" % (
+            LOCK_TIMEOUT_S, [(e, round(t, 2)) for e, t in ended], codes))
+    err = plain_turn(port, a_session, "user-a")
+    if err:
+        fail.append("A's next turn after the timeout: " + err)
+    print("pg_stuck: held past lock_timeout, A's turn ended %s %.2f s after it was sent" % (
+        codes[0][len("data: "):] if codes else "-", done_at if done_at is not None else -1), flush=True)
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(sys.argv) != 2:
@@ -187,6 +216,7 @@ def main():
                   base["healthz"], len(pings), max(gaps), a_done[0] if a_done else -1,
                   time.monotonic() - started), flush=True)
         a.st.close()
+        timed_out(port, a_session, holder, fail)
         if d.proc.poll() is not None:
             fail.append("plotqd exited (status %s)" % d.proc.returncode)
     finally:
@@ -195,13 +225,7 @@ def main():
                 c.close()
         d.stop()
         drop()
-    for f in fail:
-        print("FAIL " + f)
-    if fail:
-        print("pg_stuck: log kept in %s" % work)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if fail else 0
+    return checks.verdict("pg_stuck", work, fail)
 
 
 if __name__ == "__main__":

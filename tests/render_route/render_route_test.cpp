@@ -95,7 +95,8 @@ TEST_CASE("a library plotq does not render is 422 invalid_library before any san
 TEST_CASE("a figure library without a figure renderer is runtime_unavailable before any sandbox") {
   // No Chromium here: plotly and bokeh (figure mode) cannot be drawn; the plot-mode libraries can.
   TempDir dir;
-  Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
+  TestStore store(dir);
+  Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", store.target()},
                            {"PLOTQ_ENVIRONMENT", "development"},
                            {"PLOTQ_CHROMIUM", "/nonexistent/chromium"}});
   REQUIRE(d.wait_listening(30s));
@@ -107,7 +108,7 @@ TEST_CASE("a figure library without a figure renderer is runtime_unavailable bef
   }
   auto st = http_request(d.port(), "GET", "/status").json();
   CHECK(st["figures"] == false);
-  auto db = plotq::store::Db::open(dir.file("plotq.db"));
+  auto db = store.open();
   plotq::store::LedgerQuery q;
   q.job_id = "fig-bokeh";
   auto rows = plotq::store::ledger::query(*db, q);

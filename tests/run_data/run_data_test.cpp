@@ -11,8 +11,10 @@
 #include "store/idempotency.hpp"
 #include "store/ledger.hpp"
 #include "store/migrate.hpp"
+#include "store/sql.hpp"
 #include "store/time.hpp"
 #include "tests/support/test_client.hpp"
+#include "tests/support/test_store.hpp"
 
 using namespace plotq::test;
 using nlohmann::json;
@@ -25,9 +27,10 @@ const std::string kTwoRows = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2
 
 struct Server {
   TempDir dir;
+  TestStore store{dir};
   Plotqd d;
   explicit Server(Env extra = {})
-      : d(PLOTQD_BINARY, merge({{"PLOTQ_DB", dir.file("plotq.db")},
+      : d(PLOTQD_BINARY, merge({{"PLOTQ_DB", store.target()},
                                 {"PLOTQ_ENVIRONMENT", "development"},
                                 {"PLOTQ_RUNS_PER_MINUTE", "10000"}},
                                extra)) {
@@ -46,7 +49,7 @@ struct Server {
     return http_request(d.port(), "POST", "/run-data", body.dump(), headers, timeout);
   }
   std::vector<plotq::store::LedgerEntry> ledger(const std::string& job_id) {
-    auto db = plotq::store::Db::open(dir.file("plotq.db"));
+    auto db = store.open();
     plotq::store::LedgerQuery q;
     q.job_id = job_id;
     return plotq::store::ledger::query(*db, q);
@@ -135,10 +138,17 @@ TEST_CASE("a replay after more than 16 other jobs is still answered from the sto
 TEST_CASE("a store that refuses to keep the answer refuses its ledger row with it: the answer still goes out - and a retry runs the code again") {
   Server s;
   {
-    // A real refusal by the store, as a full disk makes of the commit: storing any answer aborts.
-    auto db = plotq::store::Db::open(s.dir.file("plotq.db"));
-    db->sql().exec("CREATE TRIGGER refuse_answers BEFORE UPDATE OF state ON idempotency WHEN NEW.state = 'done' "
-                   "BEGIN SELECT RAISE(ABORT, 'no room'); END");
+    // A real refusal by the store, as a full disk makes of the commit: storing any answer aborts
+    // (each engine's trigger; PostgreSQL's raises a check_violation, as SQLite's ABORT is a constraint).
+    auto db = s.store.open();
+    if (db->engine() == plotq::store::Engine::sqlite)
+      db->exec("CREATE TRIGGER refuse_answers BEFORE UPDATE OF state ON idempotency WHEN NEW.state = 'done' "
+               "BEGIN SELECT RAISE(ABORT, 'no room'); END");
+    else
+      db->exec("CREATE FUNCTION refuse_answers() RETURNS trigger LANGUAGE plpgsql AS "
+               "$$ BEGIN RAISE EXCEPTION 'no room' USING ERRCODE = 'check_violation'; END $$; "
+               "CREATE TRIGGER refuse_answers BEFORE UPDATE OF state ON idempotency FOR EACH ROW "
+               "WHEN (NEW.state = 'done') EXECUTE FUNCTION refuse_answers()");
   }
   auto first = s.post(req("unkept", kTwoRows));
   REQUIRE(first.status == 200);
@@ -154,8 +164,9 @@ TEST_CASE("a store that refuses to keep the answer refuses its ledger row with i
   // whose answer a retry cannot find.
   CHECK(s.ledger("unkept").empty());
   {
-    auto db = plotq::store::Db::open(s.dir.file("plotq.db"));
-    db->sql().exec("DROP TRIGGER refuse_answers");
+    auto db = s.store.open();
+    db->exec(db->engine() == plotq::store::Engine::sqlite ? "DROP TRIGGER refuse_answers"
+                                                          : "DROP TRIGGER refuse_answers ON idempotency");
   }
   // Forgotten, not left running: the retry runs instead of waiting on a key no job will complete;
   // its row and answer are kept together, and the next retry is answered from the store.
@@ -171,10 +182,11 @@ TEST_CASE("a store that refuses to keep the answer refuses its ledger row with i
 
 TEST_CASE("plotqd prunes answers past PLOTQ_IDEMPOTENCY_KEEP_HOURS in batches - and keeps the rest") {
   TempDir dir;
-  const std::string path = dir.file("plotq.db");
+  TestStore store(dir);
+  const std::string path = store.target();
   auto now = plotq::store::now_unix();
   {
-    auto db = plotq::store::Db::open(path);
+    auto db = store.open();
     plotq::store::migrate(*db);
     std::string fp = plotq::store::idempotency::fingerprint("{}");
     auto answer = [&](const std::string& job, plotq::store::UnixSeconds at) {
@@ -194,8 +206,11 @@ TEST_CASE("plotqd prunes answers past PLOTQ_IDEMPOTENCY_KEEP_HOURS in batches - 
   auto pruned = d.wait_log("retention_pruned", 10s);
   REQUIRE(pruned);
   CHECK((*pruned)["rows"] == json{{"idempotency", 3}});
-  auto db = plotq::store::Db::open(path);
-  CHECK(db->sql().execAndGet("SELECT group_concat(job_id) FROM idempotency").getString() == "recent");
+  auto db = store.open();
+  plotq::store::Stmt left(*db, "SELECT job_id FROM idempotency");
+  std::vector<std::string> kept;
+  while (left.executeStep()) kept.push_back(left.getColumn(0).getString());
+  CHECK(kept == std::vector<std::string>{"recent"});
 }
 
 TEST_CASE("same job id - different payload: 409 job_conflict") {

@@ -36,7 +36,8 @@ TEST_CASE("scratch full: a job the full runs dir refuses fails as scratch_full a
   TempDir dir;
   plotq::test::damage::SmallFs runs(dir.path(), "runs", "24m");
   if (runs.path.empty()) return skip_test("needs root and a tmpfs mount (the sandbox's small scratch)");
-  Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
+  TestStore store(dir);
+  Plotqd d(PLOTQD_BINARY, {{"PLOTQ_DB", store.target()},
                            {"PLOTQ_ENVIRONMENT", "development"},
                            {"PLOTQ_RUNS_PER_MINUTE", "10000"},
                            {"PLOTQ_RUNS_DIR", runs.path},

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <numeric>
 #include <set>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "tests/store/engines.hpp"
 
 using namespace plotq::store;
+using plotq::store::test::in_children;
 using plotq::store::test::kNow;
 using plotq::store::test::OnPostgres;
 using plotq::store::test::OnSqlite;
@@ -121,36 +123,22 @@ TEMPLATE_TEST_CASE("concurrency: dataset versions added from several processes a
     sessions::create(*db, "s", "alice", kNow);
   }
   constexpr int kProcs = 4, kEach = 10;
-  std::vector<pid_t> pids;
-  for (int p = 0; p < kProcs; ++p) {
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int ok = 0;
-      try {
-        auto db = Db::open(path, patient());
-        NewDatasetVersion v;
-        v.session_id = "s";
-        v.csv = "p\n" + std::to_string(p) + "\n";
-        v.rows = 1;
-        v.cols = 1;
-        for (int i = 0; i < kEach; ++i) {
-          datasets::add_next_version(*db, v, kNow);
-          ++ok;
-        }
-      } catch (...) {
-      }
-      ::_exit(ok);
+  // Each child's exit code: how many versions it added.
+  auto added = in_children(kProcs, [&](int p) {
+    int ok = 0;
+    auto db = Db::open(path, patient());
+    NewDatasetVersion v;
+    v.session_id = "s";
+    v.csv = "p\n" + std::to_string(p) + "\n";
+    v.rows = 1;
+    v.cols = 1;
+    for (int i = 0; i < kEach; ++i) {
+      datasets::add_next_version(*db, v, kNow);
+      ++ok;
     }
-    pids.push_back(pid);
-  }
-  int total = 0;
-  for (pid_t pid : pids) {
-    int status;
-    ::waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    total += WEXITSTATUS(status);
-  }
+    return ok;
+  });
+  const int total = std::accumulate(added.begin(), added.end(), 0);
   CHECK(total == kProcs * kEach);
   auto db = Db::open(path);
   auto list = datasets::list(*db, "s");
@@ -168,30 +156,15 @@ TEMPLATE_TEST_CASE("concurrency: events appended to one turn from several proces
     turns::create(*db, {"t", "s", "alice", 1, TurnAction::none}, kNow);
   }
   constexpr int kProcs = 4, kEach = 25;
-  std::vector<pid_t> pids;
-  for (int p = 0; p < kProcs; ++p) {
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int ok = 0;
-      try {
-        auto db = Db::open(path, patient());
-        for (int i = 0; i < kEach; ++i)
-          if (turns::append_event(*db, "t", "status", "{\"p\":" + std::to_string(p) + "}", kNow) > 0) ++ok;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "child %d: %s\n", p, e.what());
-      }
-      ::_exit(ok);
-    }
-    pids.push_back(pid);
-  }
-  int total = 0;
-  for (pid_t pid : pids) {
-    int status;
-    ::waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    total += WEXITSTATUS(status);
-  }
+  // Each child's exit code: how many events it appended.
+  auto appended = in_children(kProcs, [&](int p) {
+    int ok = 0;
+    auto db = Db::open(path, patient());
+    for (int i = 0; i < kEach; ++i)
+      if (turns::append_event(*db, "t", "status", "{\"p\":" + std::to_string(p) + "}", kNow) > 0) ++ok;
+    return ok;
+  });
+  const int total = std::accumulate(appended.begin(), appended.end(), 0);
   CHECK(total == kProcs * kEach);
   auto db = Db::open(path);
   auto evs = turns::events_after(*db, "t", 0, 1000);

@@ -137,3 +137,17 @@ TEST_CASE("db: SQLite result codes and PostgreSQL SQLSTATEs map to the same Stor
   CHECK(code_for_sqlstate("08006") == "unreachable");
   CHECK(code_for_sqlstate("42P01") == "postgresql");  // undefined_table: the engine's own class
 }
+
+// Switching a new file to WAL takes its exclusive lock without SQLite's busy handler: processes
+// opening one fresh file at once (plotqd and plotq migrate) must wait for each other, not fail.
+TEST_CASE("db: processes opening one fresh file at once all get it in WAL mode") {
+  TempDir t;
+  for (int round = 0; round < 30; ++round) {
+    const std::string path = t.file("fresh" + std::to_string(round) + ".db");
+    auto codes = plotq::store::test::in_children(6, [&](int) {
+      auto db = Db::open(path);
+      return db->sql().execAndGet("PRAGMA journal_mode").getString() == "wal" ? 0 : 2;
+    });
+    for (int rc : codes) CHECK(rc == 0);
+  }
+}

@@ -1,14 +1,16 @@
 // Shared helpers for the store tests: a temp dir per test, a migrated database in it, running
-// a function in a forked child (its exit code comes back), the StoreError code a call throws.
+// a function in forked children (their exit codes come back), the StoreError code a call throws.
 #pragma once
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/db.hpp"
 #include "store/error.hpp"
@@ -45,6 +47,34 @@ inline int in_child(const std::function<int()>& fn) {
   while (::waitpid(pid, &status, 0) < 0) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Forks n children at once; child p runs fn(p) and _exits with its result (an uncaught exception is
+// printed and ends it with 99). Returns each child's exit code (or 128 + signal), in order.
+inline std::vector<int> in_children(int n, const std::function<int(int)>& fn) {
+  std::vector<pid_t> pids;
+  for (int p = 0; p < n; ++p) {
+    pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      int rc = 99;
+      try {
+        rc = fn(p);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child %d: %s\n", p, e.what());
+      }
+      ::_exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  std::vector<int> codes;
+  for (pid_t pid : pids) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+    }
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  return codes;
 }
 
 // The StoreError code fn throws, or "no error".

@@ -3,6 +3,7 @@
 // (known_migrations(engine): migrations/ and migrations/postgresql/). The tests of SQLite's own
 // migration history (foreign_keys=off rebuilds, 0004, 0005) stay SQLite-only below.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "tests/store/engines.hpp"
 
 using namespace plotq::store;
+using plotq::store::test::in_children;
 using plotq::store::test::int_of;
 using plotq::store::test::kNow;
 using plotq::store::test::OnPostgres;
@@ -231,31 +233,14 @@ TEMPLATE_TEST_CASE("migrate: several processes migrating one fresh store at once
                    "[engines]", OnSqlite, OnPostgres) {
   StoreUnderTest<TestType> st;
   const std::string target = st.target();
-  std::vector<pid_t> pids;
-  for (int p = 0; p < 4; ++p) {
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int rc = 1;
-      try {
-        Options o;
-        o.busy_timeout_ms = 30000;
-        o.lock_timeout_ms = 30000;
-        auto db = Db::open(target, o);
-        rc = migrate(*db) == known_schema_version(TestType::engine) ? 0 : 2;
-      } catch (const std::exception& ex) {
-        std::fprintf(stderr, "child: %s\n", ex.what());
-      }
-      ::_exit(rc);
-    }
-    pids.push_back(pid);
-  }
-  int failed = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
-  }
+  auto codes = in_children(4, [&](int) {
+    Options o;
+    o.busy_timeout_ms = 30000;
+    o.lock_timeout_ms = 30000;
+    auto db = Db::open(target, o);
+    return migrate(*db) == known_schema_version(TestType::engine) ? 0 : 2;
+  });
+  const auto failed = std::count_if(codes.begin(), codes.end(), [](int rc) { return rc != 0; });
   CHECK(failed == 0);
   auto db = st.open();
   CHECK(count(*db, "SELECT count(*) FROM schema_migrations") == known_schema_version(TestType::engine));

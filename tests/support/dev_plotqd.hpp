@@ -1,6 +1,7 @@
-// A real plotqd for route and CLI tests: a fresh SQLite file in a temp dir, development mode (no
-// tokens, loopback callers), the rate window opened wide; and the ledger rows of one job id read
-// back from that file. Header-only; the test target links plotq_store.
+// A real plotqd for route and CLI tests: a fresh store (test_store.hpp: a SQLite file in a temp dir,
+// or a PostgreSQL schema under PLOTQ_TEST_ENGINE=postgresql), development mode (no tokens, loopback
+// callers), the rate window opened wide; and the ledger rows of one job id read back from that
+// store. Header-only; the test target links plotq_store.
 #pragma once
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include "store/db.hpp"
 #include "store/ledger.hpp"
 #include "tests/support/test_client.hpp"
+#include "tests/support/test_store.hpp"
 
 namespace plotq::test {
 
@@ -21,16 +23,17 @@ inline const std::string kLinePlot =
 
 struct DevPlotqd {
   TempDir dir;
+  TestStore store{dir};
   Plotqd d;
   DevPlotqd()
-      : d(PLOTQD_BINARY, {{"PLOTQ_DB", dir.file("plotq.db")},
+      : d(PLOTQD_BINARY, {{"PLOTQ_DB", store.target()},
                           {"PLOTQ_ENVIRONMENT", "development"},
                           {"PLOTQ_RUNS_PER_MINUTE", "10000"}}) {
     REQUIRE(d.wait_listening(30s));
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(d.port()); }
   std::vector<plotq::store::LedgerEntry> ledger(const std::string& job_id) {
-    auto db = plotq::store::Db::open(dir.file("plotq.db"));
+    auto db = store.open();
     plotq::store::LedgerQuery q;
     q.job_id = job_id;
     return plotq::store::ledger::query(*db, q);

@@ -1,11 +1,17 @@
-// store::sweeps on a real SQLite file: round trips, the schema's checks, all-or-nothing files.
+// store::sweeps on a real SQLite file and a PostgreSQL schema (tests/store/engines.hpp, the same
+// test on both engines): round trips, the schema's checks, all-or-nothing files.
 #include <catch2/catch.hpp>
 
 #include "store/error.hpp"
+#include "tests/store/engines.hpp"
 #include "tests/sweep/helpers.hpp"
 
 using namespace plotq;
 using namespace plotq::sweep_test;
+using plotq::store::test::int_of;
+using plotq::store::test::OnPostgres;
+using plotq::store::test::OnSqlite;
+using plotq::store::test::StoreUnderTest;
 
 namespace {
 
@@ -20,9 +26,10 @@ std::string code_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("store: a sweep round-trips through create, find, list, sessions") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("store: a sweep round-trips through create, find, list, sessions", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   store::Sweep s = make_sweep("nightly-1", "sandbox", "light,dark");
   s.server_url = "http://127.0.0.1:8080";
   s.libraries = "matplotlib,seaborn";
@@ -79,9 +86,10 @@ TEST_CASE("store: a sweep round-trips through create, find, list, sessions") {
   CHECK(all[1].label == "nightly-1");
 }
 
-TEST_CASE("store: labels are unique and checked - unknown ids and states are refused") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("store: labels are unique and checked - unknown ids and states are refused", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   std::int64_t id = store::sweeps::create(*db, make_sweep("a"), kNow);
   CHECK(code_of([&] { store::sweeps::create(*db, make_sweep("a"), kNow); }) == "constraint");
   CHECK(code_of([&] { store::sweeps::create(*db, make_sweep(""), kNow); }) == "invalid");
@@ -99,9 +107,10 @@ TEST_CASE("store: labels are unique and checked - unknown ids and states are ref
   CHECK_FALSE(store::sweeps::valid_label("a/b"));
 }
 
-TEST_CASE("store: results round-trip with the generated reason_class, ordered by path and theme") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("store: results round-trip with the generated reason_class, ordered by path and theme", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   std::int64_t id = store::sweeps::create(*db, make_sweep("a", "bare", "light,dark"), kNow);
   store::SweepResult r1 = render_row("plots/b/x.py", "light");
   store::SweepResult r2 = fail_row("plots/b/x.py", "plot_error", "ValueError", "dark");
@@ -143,20 +152,21 @@ TEST_CASE("store: results round-trip with the generated reason_class, ordered by
   CHECK(store::sweeps::finished_paths(*db, id) == std::vector<std::string>{"plots/a/y.py", "plots/b/x.py"});
 
   // The views read the same rows.
-  CHECK(db->sql().execAndGet("SELECT files_done FROM v_sweeps WHERE label = 'a'").getInt() == 2);
-  CHECK(db->sql().execAndGet("SELECT fails FROM v_sweeps WHERE label = 'a'").getInt() == 3);
-  CHECK(db->sql().execAndGet("SELECT rows FROM v_sweep_reasons WHERE label = 'a' AND reason_class = 'ValueError'").getInt() == 1);
+  CHECK(int_of(*db, "SELECT files_done FROM v_sweeps WHERE label = 'a'") == 2);
+  CHECK(int_of(*db, "SELECT fails FROM v_sweeps WHERE label = 'a'") == 3);
+  CHECK(int_of(*db, "SELECT rows FROM v_sweep_reasons WHERE label = 'a' AND reason_class = 'ValueError'") == 1);
 
   CHECK(store::sweeps::remove(*db, "a"));
   CHECK_FALSE(store::sweeps::remove(*db, "a"));
-  CHECK(db->sql().execAndGet("SELECT count(*) FROM sweep_results").getInt() == 0);  // cascade
+  CHECK(int_of(*db, "SELECT count(*) FROM sweep_results") == 0);  // cascade
 }
 
-TEST_CASE("store: a file is recorded whole or not at all - rows outside the model are refused") {
-  TempDir t;
-  auto db = migrated(t.file("p.db"));
+TEMPLATE_TEST_CASE("store: a file is recorded whole or not at all - rows outside the model are refused", "[engines]", OnSqlite,
+                   OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.migrated();
   std::int64_t id = store::sweeps::create(*db, make_sweep("a", "bare", "light,dark"), kNow);
-  auto count = [&] { return db->sql().execAndGet("SELECT count(*) FROM sweep_results").getInt(); };
+  auto count = [&] { return int_of(*db, "SELECT count(*) FROM sweep_results"); };
 
   // The second theme's row is invalid (render with an error class): the first must not stay.
   store::SweepResult bad = render_row("p.py", "dark");

@@ -61,7 +61,8 @@ TEST_CASE("messages per minute: the limit's own message passes, the next is refu
 
 TEST_CASE("messages per day: refused with daily_limit at the edge, and the count survives a restart") {
   TempDir keep;
-  std::string db = keep.file("plotq.db");
+  TestStore kept(keep);
+  std::string db = kept.target();
   {
     Server s(Env{{"PLOTQ_DB", db}, {"PLOTQ_USER_MESSAGES_PER_DAY", "3"}});
     auto sid = s.session("ann");

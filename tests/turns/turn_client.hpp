@@ -1,9 +1,8 @@
-// Helpers for the chat-turn tests: a real plotqd (development mode, its own SQLite file and runs
+// Helpers for the chat-turn tests: a real plotqd (development mode, its own store - a SQLite file,
+// or a PostgreSQL schema under PLOTQ_TEST_ENGINE=postgresql, tests/support/test_store.hpp - and runs
 // dir), sessions, turn streams read event by event, and the snippets the tests run.
 #pragma once
 #include <catch2/catch.hpp>
-
-#include <SQLiteCpp/Statement.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,7 +11,9 @@
 #include <vector>
 
 #include "store/db.hpp"
+#include "store/sql.hpp"
 #include "tests/support/test_client.hpp"
+#include "tests/support/test_store.hpp"
 
 namespace turns_test {
 
@@ -104,6 +105,7 @@ inline bool consecutive(const std::vector<Event>& evs, std::int64_t first = 1) {
 
 struct Server {
   TempDir dir;
+  TestStore store{dir};
   Env env;  // what plotqd was started with (a test may point PLOTQ_DB elsewhere)
   Plotqd d;
   explicit Server(Env extra = {}, bool development = true)
@@ -111,7 +113,7 @@ struct Server {
     REQUIRE(d.wait_listening(30s));
   }
   Env base_env(bool development) {
-    Env e = {{"PLOTQ_DB", dir.file("plotq.db")},
+    Env e = {{"PLOTQ_DB", store.target()},
              {"PLOTQ_RUNS_PER_MINUTE", "10000"},
              {"PLOTQ_USER_MESSAGES_PER_MINUTE", "1000"},
              {"PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", "0"}};  // every queue change is a status (a test merges)
@@ -148,17 +150,17 @@ struct Server {
   HttpResponse cancel(const std::string& user, const std::string& session, const std::string& turn) {
     return post("/v1/sessions/" + session + "/turns/" + turn + "/cancel", "", as(user));
   }
-  // The database this plotqd uses (PLOTQ_DB as started, not always the one in dir).
+  // The store this plotqd uses (PLOTQ_DB as started, not always the one in dir).
   std::string db_path() const {
     for (const auto& [k, v] : env)
       if (k == "PLOTQ_DB") return v;
-    return dir.file("plotq.db");
+    return store.target();
   }
   std::unique_ptr<plotq::store::Db> db() { return plotq::store::Db::open(db_path()); }
   // One integer from the database (e.g. a count).
   std::int64_t scalar(const std::string& sql) {
     auto conn = db();
-    SQLite::Statement q(conn->sql(), sql);
+    plotq::store::Stmt q(*conn, sql);
     REQUIRE(q.executeStep());
     return q.getColumn(0).getInt64();
   }
