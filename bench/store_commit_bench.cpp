@@ -40,21 +40,13 @@
 #include "store/users.hpp"
 
 using Clock = std::chrono::steady_clock;
+using plotq::bench::loadavg;
 using plotq::bench::pct;
 namespace store = plotq::store;
 
 namespace {
 
 double us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double loadavg() {
-  double l = 0;
-  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &l) != 1) l = 0;
-    std::fclose(f);
-  }
-  return l;
-}
 
 std::vector<int> parse_ints(const std::string& list) {
   std::vector<int> out;
