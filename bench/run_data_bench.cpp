@@ -25,6 +25,7 @@
 
 using namespace plotq::test;
 using Clock = std::chrono::steady_clock;
+using plotq::bench::loadavg;
 using plotq::bench::pct;
 
 static double ms_since(Clock::time_point t) {
@@ -93,15 +94,6 @@ Result measure(const std::string& binary, const std::string& db, const std::stri
                 pct(wall, 0.5), r.ledger_p50);
   std::fflush(stdout);
   return r;
-}
-
-double loadavg() {
-  double l = 0;
-  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &l) != 1) l = 0;
-    std::fclose(f);
-  }
-  return l;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <vector>
 
 namespace plotq::bench {
@@ -29,6 +30,16 @@ inline Stats stats(std::vector<double> v, int failures = 0) {
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());
   return s;
+}
+
+// The 1-minute load average (/proc/loadavg), quoted with every figure taken on a shared machine.
+inline double loadavg() {
+  double l = 0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &l) != 1) l = 0;
+    std::fclose(f);
+  }
+  return l;
 }
 
 }  // namespace plotq::bench

@@ -14,6 +14,8 @@
 // - the hand-off: the same `SELECT 1` as a store call through store::Exec from an event loop thread
 //   (run() on the loop to done on the loop: PostgreSQL queues it for a worker thread with its own
 //   connection and posts the answer back; SQLite runs it inline), against the direct call.
+// - PostgreSQL only, what one statement per batch would give: the same rows as one INSERT ...
+//   SELECT FROM unnest(arrays) in the same BEGIN/COMMIT (not what plotqd does; a comparison).
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -40,21 +42,13 @@
 #include "store/users.hpp"
 
 using Clock = std::chrono::steady_clock;
+using plotq::bench::loadavg;
 using plotq::bench::pct;
 namespace store = plotq::store;
 
 namespace {
 
 double us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double loadavg() {
-  double l = 0;
-  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &l) != 1) l = 0;
-    std::fclose(f);
-  }
-  return l;
-}
 
 std::vector<int> parse_ints(const std::string& list) {
   std::vector<int> out;
@@ -80,6 +74,7 @@ struct Engine {
   std::unique_ptr<store::Exec> exec;
   std::string session;
   std::map<int, std::vector<double>> commit_us;  // by batch size
+  std::map<int, std::vector<double>> one_statement_us;  // PostgreSQL: the batch as one INSERT
   std::vector<double> rt_us, handoff_us;
 
   Engine(const std::string& e, const plotq::test::TempDir& dir, const std::string& pg) : name(e) {
@@ -115,6 +110,44 @@ struct Engine {
       tx.commit();
     }
     commit_us[n].push_back(us(Clock::now() - t0));
+  }
+
+  // A text[] literal: every element quoted, " and \ escaped.
+  static std::string array_literal(const std::vector<std::string>& v) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out += i ? ",\"" : "\"";
+      for (char c : v[i]) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
+      out += '"';
+    }
+    return out + "}";
+  }
+  void batch_one_statement(int n) {
+    std::string turn = store::new_id();
+    store::turns::create(*db, {turn, session, "bench", 0, store::TurnAction::none}, store::now_unix());
+    std::string now_iso = store::iso_utc(store::now_unix());
+    auto t0 = Clock::now();
+    {
+      store::Tx tx(*db, "");
+      std::vector<std::string> seqs, data;
+      for (int i = 1; i <= n; ++i) {
+        seqs.push_back(std::to_string(i));
+        data.push_back(R"({"position":17,"step":"queued","waiting":1000})");
+      }
+      store::Stmt q(*db,
+                    "INSERT INTO turn_events(turn_id, seq, event, data, created_at) SELECT ?, s, 'status', d, ? "
+                    "FROM unnest(CAST(? AS bigint[]), CAST(? AS text[])) AS u(s, d)");
+      q.bind(1, turn);
+      q.bind(2, now_iso);
+      q.bind(3, array_literal(seqs));
+      q.bind(4, array_literal(data));
+      if (q.exec() != n) throw std::runtime_error("one-statement batch: not every row stored");
+      tx.commit();
+    }
+    one_statement_us[n].push_back(us(Clock::now() - t0));
   }
 
   static std::int64_t select1(store::Db& d) {
@@ -166,18 +199,25 @@ int main(int argc, char** argv) {
     double load0 = loadavg();
     for (auto& e : engines)  // warm-up: statements prepared, connections open, pages cached
       for (int i = 0; i < 20; ++i) {
-        for (int n : batches) e->batch(std::min(n, 10));
+        for (int n : batches) {
+          e->batch(std::min(n, 10));
+          if (e->st->postgres()) e->batch_one_statement(std::min(n, 10));
+        }
         e->round_trip();
         e->handoff();
       }
     for (auto& e : engines) {
       e->commit_us.clear();
+      e->one_statement_us.clear();
       e->rt_us.clear();
       e->handoff_us.clear();
     }
     for (int r = 0; r < reps; ++r)
       for (auto& e : engines) {
-        for (int n : batches) e->batch(n);
+        for (int n : batches) {
+          e->batch(n);
+          if (e->st->postgres()) e->batch_one_statement(n);
+        }
         for (int k = 0; k < 5; ++k) {
           e->round_trip();
           e->handoff();
@@ -191,6 +231,10 @@ int main(int argc, char** argv) {
         std::printf("    commit of a %4d-event batch   p50 %9.1f us   p90 %9.1f us   p99 %9.1f us   (%.1f us per event at p50)\n", n,
                     pct(e->commit_us[n], 0.5), pct(e->commit_us[n], 0.9), pct(e->commit_us[n], 0.99),
                     pct(e->commit_us[n], 0.5) / n);
+      for (int n : batches)
+        if (!e->one_statement_us[n].empty())
+          std::printf("    the %4d events as ONE INSERT (unnest; not plotqd's way)   p50 %9.1f us   p90 %9.1f us   p99 %9.1f us\n", n,
+                      pct(e->one_statement_us[n], 0.5), pct(e->one_statement_us[n], 0.9), pct(e->one_statement_us[n], 0.99));
       std::printf("    SELECT 1, direct               p50 %9.1f us   p90 %9.1f us   p99 %9.1f us\n", pct(e->rt_us, 0.5),
                   pct(e->rt_us, 0.9), pct(e->rt_us, 0.99));
       std::printf("    SELECT 1 through Exec (loop -> %s -> loop)   p50 %9.1f us   p90 %9.1f us   p99 %9.1f us   hand-off p50 %.1f us\n",

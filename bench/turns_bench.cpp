@@ -52,6 +52,7 @@
 using namespace plotq::test;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using plotq::bench::loadavg;
 using plotq::bench::pct;
 
 namespace {
@@ -68,13 +69,6 @@ long rss_kib(pid_t pid) {
   while (std::getline(in, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   return -1;
-}
-
-double loadavg() {
-  std::ifstream in("/proc/loadavg");
-  double l = 0;
-  in >> l;
-  return l;
 }
 
 void raise_nofile() {

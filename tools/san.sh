@@ -19,6 +19,10 @@ suites=(common_tests store_tests store_cli_tests table_tests queue_tests runs_te
   turns_tests run_data_tests render_route_tests sandbox_tests metrics_format_tests metrics_queue_tests
   metrics_plotqd_tests retention_store_tests retention_tests storage_tests contract_tests submit_tests)
 suite_re='^(common|store|table|queue|runs|server|turns|run_data|render_route|sandbox|metrics|retention|storage|contract|submit)\.'
+# plotqd on PostgreSQL too (store/exec.cpp's workers and the libpq driver under ASan; the store's
+# own cases run on both engines above): the families that cross most of its store calls - the
+# idempotency claims, the jobs' write transactions, turns, resumes and the background prune.
+suite_re="$suite_re|^pg\.(run_data|metrics|retention)\."
 # Timing tests whose bound ASan's slower fork and start-up path runs past (not memory findings).
 left_out='^turns\.the turn deadline kills a running job'
 fuzzers=(fuzz_http_request fuzz_wire fuzz_table fuzz_resume_id fuzz_data_records fuzz_render_records fuzz_db_target)
