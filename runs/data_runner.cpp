@@ -58,7 +58,8 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Exec& store,
                                  {"collect_s", t.collect_s},
                                  {"ledger_s", ledger_s}});
           on_done(std::move(*done));
-        });
+        },
+        store::Lane::any, store.outage_wait());
   });
 }
 

@@ -85,7 +85,8 @@ void book_render_rows(store::Exec& store, const RunWho& who, const RenderResult&
           log_event("ledger_write_failed", {{"job_id", who.job_id}, {"code", booked.code}});
         }
         if (then) then(booked.ok());
-      });
+      },
+        store::Lane::any, store.outage_wait());
 }
 
 }  // namespace plotq::runs

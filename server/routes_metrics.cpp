@@ -9,6 +9,7 @@
 #include "queue/queue_metrics.hpp"
 #include "runs/run_metrics.hpp"
 #include "server/app.hpp"
+#include "store/exec.hpp"
 #include "server/server_metrics.hpp"
 
 namespace plotq::server {
@@ -19,7 +20,8 @@ void register_metrics_routes(App& app) {
   queue::register_queue_metrics(app.queue);
   auto& reg = metrics::registry();
   reg.collect("plotq_store_wal_bytes", metrics::Type::gauge, "size of the store's -wal file now, bytes", {},
-              [wal = app.config.db_path + "-wal"] {
+              // A PostgreSQL store has no -wal file of ours: 0.
+              [wal = app.store.remote() ? std::string() : app.config.db_path + "-wal"] {
                 struct stat st {};
                 double size = ::stat(wal.c_str(), &st) == 0 ? double(st.st_size) : 0;  // no WAL yet: 0
                 return std::vector<metrics::Sample>{{{}, size}};

@@ -86,8 +86,10 @@ void register_render_routes(App& app) {
         run.job.attempts = 0;
         refused.outputs[t] = run;
       }
-      runs::book_render_rows(app.store, who, refused, 0);
-      return res->send_error(support);
+      // Answered once its rows are booked, as every other answer here: a client that reads the
+      // ledger after the answer finds them on either engine (PostgreSQL books off the loop).
+      runs::book_render_rows(app.store, who, refused, 0, {}, [res, support](bool) { res->send_error(support); });
+      return;
     }
 
     jobs::claim(app, res, body.job_id, kind, body.parsed, "render_joined",

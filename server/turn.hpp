@@ -37,6 +37,10 @@ class Turn {
   // Why the running work was stopped ("" while nobody stopped it): cancelled | deadline | shutdown.
   std::string stop_reason;
   int data_runs = 0;  // data runs this turn started (at most TurnConfig::data_runs_per_turn)
+  // The order it started in, and whether it has had its turn at entering the render queue (it
+  // entered, or ended without needing to): TurnService::in_arrival_order.
+  std::uint64_t arrival = 0;
+  bool arrival_done = false;
   std::unique_ptr<queue::TurnSlot> slot;  // made with the turn; takes the slot at the first job
   std::function<void()> stop_work;       // kills the running job or render; set while one runs
   std::chrono::steady_clock::time_point queued_at{};

@@ -50,6 +50,7 @@ const char* TurnService::help_text() {
 void TurnService::start(const std::string& user, const std::string& session_id, bool session_open,
                         MessageRequest msg, std::shared_ptr<Responder> res) {
   auto t = std::make_shared<Turn>(store::new_id(), session_id, user);
+  t->arrival = next_arrival_++;
   // Registered at once: from now on the user's next message is run_active, also while the row is
   // on its way to the store.
   turns.add(t);
@@ -60,6 +61,7 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
       [this, t, res, session_open, m](store::Stored<void> made) {
         if (!made.ok()) {  // nothing was streamed: the request gets the store's answer
           turns.remove(*t);
+          in_arrival_order(t, nullptr);
           log_event("turn_start_failed", {{"code", made.code}});
           if (!res->answered()) res->send_error(store_failure_code(made.code));
           return;
@@ -188,7 +190,27 @@ void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
       });
 }
 
+void TurnService::in_arrival_order(const std::shared_ptr<Turn>& t, std::function<void()> step) {
+  if (t->arrival_done) return;
+  t->arrival_done = true;
+  waiting_to_enter_[t->arrival] = std::move(step);
+  while (!waiting_to_enter_.empty() && waiting_to_enter_.begin()->first == next_to_enter_) {
+    auto next = std::move(waiting_to_enter_.begin()->second);
+    waiting_to_enter_.erase(waiting_to_enter_.begin());
+    ++next_to_enter_;
+    if (next) next();
+  }
+}
+
 void TurnService::take_planned_slot(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& shared) {
+  std::weak_ptr<Turn> weak = t;
+  in_arrival_order(t, [this, weak, shared] {
+    auto turn = weak.lock();
+    if (turn && !turn->ending()) enter_queue(turn, shared);
+  });
+}
+
+void TurnService::enter_queue(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& shared) {
   take_slot(t, shared->who, shared->kind, [this, shared](const std::shared_ptr<Turn>& turn) {
     emit(turn, "status", {{"step", shared->step}, {"attempt", 1}});
     std::weak_ptr<Turn> weak = turn;
@@ -324,6 +346,7 @@ void TurnService::complete(const std::shared_ptr<Turn>& t) { end(t, "ok", std::n
 
 void TurnService::end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code) {
   if (t->ending()) return;
+  in_arrival_order(t, nullptr);  // an ending turn holds nobody's place
   t->stop_work = nullptr;
   if (t->slot) t->slot->end();  // returns the slot (or withdraws a waiting take), stops the deadline
   events.finish(t, state, code);

@@ -5,6 +5,7 @@
 #pragma once
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -60,6 +61,11 @@ class TurnService {
   // run, then takes the slot (take_planned_slot) and starts it.
   void drive(const std::shared_ptr<Turn>& t, ActionPlan plan);
   void take_planned_slot(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& plan);
+  // Runs step (entering the render queue) once every turn that started before t has entered the
+  // queue or ended: turns take their queue places in the order they started, also when their
+  // store calls come back in another order (PostgreSQL's pool). A null step: t will not enter.
+  void in_arrival_order(const std::shared_ptr<Turn>& t, std::function<void()> step);
+  void enter_queue(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& plan);
 
   // Takes the turn's render slot for its first sandbox job. While it waits: status{queued,
   // position, waiting}; refused or expired: error{capacity}; stopped while waiting: withdrawn and
@@ -92,6 +98,9 @@ class TurnService {
   };
   std::priority_queue<Deferred, std::vector<Deferred>, std::greater<Deferred>> deferred_;
   std::unique_ptr<boost::asio::steady_timer> deferred_timer_;
+  std::uint64_t next_arrival_ = 0;   // the next turn's arrival number
+  std::uint64_t next_to_enter_ = 0;  // the first arrival that has not had its turn at the queue
+  std::map<std::uint64_t, std::function<void()>> waiting_to_enter_;
   std::chrono::steady_clock::time_point deferred_timer_at_{};
 };
 

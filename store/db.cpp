@@ -130,6 +130,9 @@ void register_settings(Settings& s, Options& o) {
   s.add("PLOTQ_DB_PROBE_MS", &o.probe_ms,
         "PostgreSQL: plotqd probes the store this often for /healthz and /readyz, ms")
       .range(100, 60'000);
+  s.add("PLOTQ_DB_OUTAGE_WAIT_MS", &o.outage_wait_ms,
+        "PostgreSQL: a finished job's rows wait this long for a server that went away before its answer goes out without them, ms")
+      .range(0, 600'000);
   s.add("PLOTQ_DB_CONNECT_TIMEOUT_S", &o.connect_timeout_s,
         "PostgreSQL: the longest wait for a connection, s, unless the conninfo sets connect_timeout")
       .range(1, 600);

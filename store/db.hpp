@@ -52,6 +52,9 @@ struct Options {
   // PLOTQ_DB_PROBE_MS: plotqd on PostgreSQL asks the store how it is this often (/healthz, /readyz
   // read the last answer; a probe still out after one interval counts as unreachable).
   int probe_ms = 1000;
+  // PLOTQ_DB_OUTAGE_WAIT_MS: a finished job's ledger rows and kept answer wait this long for a
+  // PostgreSQL that went away (a restart), so that its answer goes out once the store has it.
+  int outage_wait_ms = 15000;
   // How long answers, ledger rows, events, datasets and sweeps are kept: store/retention.hpp.
 };
 

@@ -21,18 +21,24 @@ struct Job {
   std::function<void(Db&)> work;
   std::function<void(std::string)> failed;
   std::function<void()> done;
+  std::chrono::milliseconds keep_trying{0};
 };
 
-// Runs one job on a connection; a failure becomes its code (never an exception on a worker).
-void run_job(Job& j, Db& db) {
+// Runs one job on a connection: "" or its failure's code (never an exception on a worker).
+std::string attempt(Job& j, Db& db) {
   try {
     j.work(db);
+    return "";
   } catch (const StoreError& e) {
-    j.failed(e.code());
+    return e.code();
   } catch (const std::exception& e) {
     log_event("store_call_failed", {{"what", j.what}, {"class", typeid(e).name()}});
-    j.failed("internal");
+    return "internal";
   }
+}
+
+void run_job(Job& j, Db& db) {
+  if (std::string code = attempt(j, db); !code.empty()) j.failed(code);
 }
 
 }  // namespace
@@ -50,10 +56,10 @@ struct Exec::Pool {
 
   void start(int workers) {
     for (int i = 0; i < workers; ++i) threads.emplace_back([this] { serve(any); });
-    threads.emplace_back([this] { serve(ordered); });
+    threads.emplace_back([this] { serve(events); });
   }
   void stop() {
-    for (Queue* q : {&any, &ordered}) {
+    for (Queue* q : {&any, &events}) {
       std::lock_guard lk(q->m);
       stopping = true;
       q->cv.notify_all();
@@ -77,14 +83,27 @@ struct Exec::Pool {
         j = std::move(q.jobs.front());
         q.jobs.pop_front();
       }
-      if (!db) {
-        try {
-          db = Db::open(target, options);
-        } catch (const StoreError& e) {
-          j.failed(e.code());
+      const auto give_up = std::chrono::steady_clock::now() + j.keep_trying;
+      auto pause = std::chrono::milliseconds(100);
+      while (true) {
+        std::string code;
+        if (!db) {
+          try {
+            db = Db::open(target, options);
+          } catch (const StoreError& e) {
+            code = e.code();
+          }
         }
+        if (db) code = attempt(j, *db);
+        if (code != "unreachable" || stopping || std::chrono::steady_clock::now() + pause > give_up) {
+          if (!code.empty()) j.failed(code);
+          break;
+        }
+        // The server is away: wait, then try again on a fresh connection.
+        db.reset();
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(2000));
       }
-      if (db) run_job(j, *db);
       // A connection whose server went away is opened afresh for the next job.
       boost::asio::post(loop, [this, done = std::move(j.done)] {
         --queued;
@@ -97,7 +116,7 @@ struct Exec::Pool {
   std::string target;
   Options options;
   Queue any;
-  Queue ordered;
+  Queue events;
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> queued{0};
@@ -105,7 +124,8 @@ struct Exec::Pool {
 
 Exec::Exec(boost::asio::io_context& loop, Db& loop_db, std::string target,
                      const Options& options, int workers)
-    : loop_(loop), loop_db_(loop_db), remote_(loop_db.engine() != Engine::sqlite) {
+    : loop_(loop), loop_db_(loop_db), remote_(loop_db.engine() != Engine::sqlite),
+      outage_wait_(options.outage_wait_ms) {
   if (!remote_) return;
   pool_ = std::make_unique<Pool>(loop, std::move(target), options);
   pool_->start(workers);
@@ -118,14 +138,14 @@ Exec::~Exec() {
 std::size_t Exec::pending() const { return pool_ ? pool_->queued.load() : 0; }
 
 void Exec::submit(const char* what, std::function<void(Db&)> work, std::function<void(std::string)> failed,
-                       std::function<void()> done, Lane lane) {
-  Job j{what, std::move(work), std::move(failed), std::move(done)};
+                       std::function<void()> done, Lane lane, std::chrono::milliseconds keep_trying) {
+  Job j{what, std::move(work), std::move(failed), std::move(done), keep_trying};
   if (!remote_) {
     run_job(j, loop_db_);
     j.done();
     return;
   }
-  pool_->push(lane == Lane::ordered ? pool_->ordered : pool_->any, std::move(j));
+  pool_->push(lane == Lane::events ? pool_->events : pool_->any, std::move(j));
 }
 
 }  // namespace plotq::store

@@ -5,11 +5,12 @@
 // - SQLite (the default): work runs at once on the loop's one writer connection, and done right
 //   after it, before run() returns: a few local page writes, exactly as plotqd has always done.
 // - PostgreSQL: work runs on a worker thread that owns its own connection (a small pool), and done
-//   is posted back to the loop with the result. Work in the ordered lane (Lane::ordered: the turn
+//   is posted back to the loop with the result. Work in the ordered lane (Lane::events: the turn
 //   events) runs one job at a time in submission order on a worker of its own.
 // work gets the worker's Db and must not touch loop state; done runs on the loop and must check
 // that what it continues still exists (a turn may have ended meanwhile).
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,7 +43,8 @@ struct Stored<void> {
   bool ok() const { return code.empty(); }
 };
 
-enum class Lane { any, ordered };
+// any: the pool's workers, in any order. events: one worker, in submission order (the turn events).
+enum class Lane { any, events };
 
 class Exec {
  public:
@@ -56,8 +58,13 @@ class Exec {
 
   bool remote() const { return remote_; }
 
+  // keep_trying: on PostgreSQL, work that failed because the server was out of reach is run again
+  // (on a fresh connection, with a backoff) until it succeeds or this much time has passed; for the
+  // rows a finished job books, so that its answer goes out once the store has it (a server that
+  // restarts is back within seconds). The work must be safe to run again after a failure.
   template <class Work, class Done>
-  void run(const char* what, Work work, Done done, Lane lane = Lane::any) {
+  void run(const char* what, Work work, Done done, Lane lane = Lane::any,
+           std::chrono::milliseconds keep_trying = std::chrono::milliseconds(0)) {
     using T = std::invoke_result_t<Work, Db&>;
     auto result = std::make_shared<Stored<T>>();
     submit(
@@ -67,8 +74,11 @@ class Exec {
           else result->value.emplace(work(db));
         },
         [result](std::string code) { result->code = std::move(code); },
-        [result, done = std::move(done)]() mutable { done(std::move(*result)); }, lane);
+        [result, done = std::move(done)]() mutable { done(std::move(*result)); }, lane, keep_trying);
   }
+
+  // PLOTQ_DB_OUTAGE_WAIT_MS: how long a finished job's rows wait for a PostgreSQL that went away.
+  std::chrono::milliseconds outage_wait() const { return outage_wait_; }
 
   // Jobs queued or running off the loop (0 on SQLite): /metrics and the drain read it.
   std::size_t pending() const;
@@ -76,10 +86,11 @@ class Exec {
  private:
   struct Pool;
   void submit(const char* what, std::function<void(Db&)> work, std::function<void(std::string)> failed,
-              std::function<void()> done, Lane lane);
+              std::function<void()> done, Lane lane, std::chrono::milliseconds keep_trying);
   boost::asio::io_context& loop_;
   Db& loop_db_;
   bool remote_;
+  std::chrono::milliseconds outage_wait_;
   std::unique_ptr<Pool> pool_;
 };
 

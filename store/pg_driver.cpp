@@ -7,7 +7,12 @@
 
 #include <libpq-fe.h>
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <chrono>
+#include <functional>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -54,7 +59,7 @@ using Result = std::unique_ptr<PGresult, ResultFree>;
   std::string msg = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
   // No SQLSTATE and a broken connection: the server went away (08006 connection_failure).
-  std::string code = state ? state : (PQstatus(c) == CONNECTION_BAD ? "08006" : "XX000");
+  std::string code = state ? state : (!r || PQstatus(c) == CONNECTION_BAD ? "08006" : "XX000");
   throw PgError(code, std::string(what) + ": " + msg);
 }
 
@@ -63,6 +68,38 @@ int hexval(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return 0;
+}
+
+// One round trip with a deadline of our own: the query is sent, then the answer is waited for on
+// the socket at most `limit`. statement_timeout ends a slow statement on a server that answers; a
+// server that does not (frozen, or a network that drops packets without a word) would leave the
+// worker blocked inside libpq for ever, so past the limit the connection is shut and the call fails
+// as unreachable (the next call connects afresh). Null when no result came.
+PGresult* round_trip(PGconn* c, const std::function<int()>& send, std::chrono::milliseconds limit) {
+  if (!send()) return nullptr;
+  const auto deadline = Clock::now() + limit;
+  PGresult* last = nullptr;
+  while (true) {
+    while (PQisBusy(c)) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        if (last) PQclear(last);
+        // Shutting the socket makes the connection bad: libpq's state says so from now on.
+        ::shutdown(PQsocket(c), SHUT_RDWR);
+        PQconsumeInput(c);
+        return nullptr;
+      }
+      pollfd p{PQsocket(c), POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) < 0 && errno != EINTR) break;
+      if (!PQconsumeInput(c)) break;
+    }
+    PGresult* r = PQgetResult(c);
+    if (!r) return last;
+    if (last) PQclear(last);  // a script's answers: the last one says how it ended
+    last = r;
+    if (PQstatus(c) == CONNECTION_BAD) return last;
+  }
+  return last;
 }
 
 class PgConn;
@@ -169,7 +206,7 @@ class PgConn final : public Conn {
     if (it == prepared_.end()) {
       PgSql pg = to_pg_placeholders(sql);
       std::string name = "p" + std::to_string(prepared_.size() + 1);
-      Result r(PQprepare(c_, name.c_str(), pg.text.c_str(), 0, nullptr));
+      Result r(round_trip(c_, [&] { return PQsendPrepare(c_, name.c_str(), pg.text.c_str(), 0, nullptr); }, limit()));
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c_, r.get(), "prepare");
       it = prepared_.emplace(std::string(sql), Prepared{name, pg.params, std::move(pg.pg_number)}).first;
     }
@@ -178,7 +215,7 @@ class PgConn final : public Conn {
 
   void exec_script(std::string_view sql) override {
     ensure_connected();
-    Result r(PQexec(c_, std::string(sql).c_str()));
+    Result r(query(std::string(sql)));
     auto st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) throw_result(c_, r.get(), "exec");
   }
@@ -194,14 +231,14 @@ class PgConn final : public Conn {
   }
   void commit() override {
     // COMMIT of a failed transaction answers ROLLBACK, not an error: that is a failed commit here.
-    Result r(PQexec(c_, "COMMIT"));
+    Result r(query("COMMIT"));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c_, r.get(), "commit");
     if (std::string_view(PQcmdStatus(r.get())) != "COMMIT")
       throw PgError("40000", "commit: the transaction had failed and was rolled back");
   }
   void rollback() noexcept override {
     if (PQstatus(c_) != CONNECTION_OK || PQtransactionStatus(c_) == PQTRANS_IDLE) return;
-    PQclear(PQexec(c_, "ROLLBACK"));
+    PQclear(query("ROLLBACK"));
   }
   bool table_exists(std::string_view name) override {
     auto cur = prepare("SELECT to_regclass(?) IS NOT NULL");
@@ -210,6 +247,11 @@ class PgConn final : public Conn {
   }
 
   PGconn* raw() { return c_; }
+  // statement_timeout, and a margin for the answer to come back.
+  std::chrono::milliseconds limit() const { return std::chrono::milliseconds(options_.statement_timeout_ms + 3000); }
+  PGresult* query(const std::string& sql) {
+    return round_trip(c_, [&] { return PQsendQuery(c_, sql.c_str()); }, limit());
+  }
   void lost() {
     // Statements prepared on the old session are gone with it.
     if (PQstatus(c_) == CONNECTION_BAD) prepared_.clear();
@@ -271,7 +313,9 @@ void PgCursor::execute() {
     lens[k] = values_[k] ? static_cast<int>(values_[k]->size()) : 0;
   }
   PGconn* c = conn_.raw();
-  res_.reset(PQexecPrepared(c, name_.c_str(), params_, vals.data(), lens.data(), binary_.data(), 0));
+  res_.reset(round_trip(
+      c, [&] { return PQsendQueryPrepared(c, name_.c_str(), params_, vals.data(), lens.data(), binary_.data(), 0); },
+      conn_.limit()));
   auto st = PQresultStatus(res_.get());
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     Result failed = std::move(res_);
