@@ -216,17 +216,21 @@ describe('drawing snippets', () => {
       for (const [pid, t] of rendererCpu()) used.set(pid, (t - (before.get(pid) ?? 0)) * TICK_MS);
       await settle(200);
     }
-    const [[looping, most] = []] = [...used].sort((x, y) => y[1] - x[1]);
-    assert.ok(most >= 800, `the looping page's renderer burns CPU through the budget: ${JSON.stringify([...used])}`);
+    // The renderers that were busy during the job: the looping one, and on a loaded host perhaps a
+    // spare starting up beside it (both can show a similar share of a crowded core). The looping
+    // one is the busy one that goes away: a loop never ends by itself, its process going is the
+    // context's close killing it (which on a loaded host can take longer than a quiet one's second);
+    // a spare stays for the next page.
+    const busy = [...used].filter(([, ms]) => ms >= 400).map(([pid]) => pid);
+    assert.ok(busy.length > 0, `the looping page's renderer burns CPU through the budget: ${JSON.stringify([...used])}`);
     const r = await job;
     const ms = performance.now() - t0;
     assert.equal(r.code, 'timeout');
     assert.ok(ms >= 3900 && ms < 4600, `answered after ${Math.round(ms)} ms`);
-    // A loop never ends by itself: the process going away is the context's close killing it, which
-    // on a loaded host (a CI run) can take longer than a quiet one's second.
-    for (let waited = 0; rendererCpu().has(looping) && waited < 15000; waited += 250) await settle(250);
-    const left = rendererCpu().has(looping) ? execFileSync('ps', ['-o', 'pid=,stat=,etime=,time=', '-p', String(looping)]).toString() : '';
-    assert.equal(left, '', 'the looping renderer was killed with its context');
+    for (let waited = 0; busy.every((pid) => rendererCpu().has(pid)) && waited < 15000; waited += 250) await settle(250);
+    const looping = busy.find((pid) => !rendererCpu().has(pid));
+    const left = looping === undefined ? execFileSync('ps', ['-o', 'pid=,stat=,etime=,time=', '-p', busy.join(',')]).toString() : '';
+    assert.equal(left, '', `the looping renderer was killed with its context (busy: ${JSON.stringify([...used])})`);
     // The next spare context is being made meanwhile (its renderer starting up spends about half a
     // second of CPU on a loaded host): measured once it is ready, so only a burning page counts.
     if (fb.contexts.spare) await fb.contexts.spare.catch(() => {});
