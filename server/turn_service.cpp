@@ -191,7 +191,10 @@ void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
 }
 
 void TurnService::in_arrival_order(const std::shared_ptr<Turn>& t, std::function<void()> step) {
-  if (t->arrival_done) return;
+  if (t->arrival_done) {  // it had its turn already (a later job of the same turn): at once
+    if (step) step();
+    return;
+  }
   t->arrival_done = true;
   waiting_to_enter_[t->arrival] = std::move(step);
   while (!waiting_to_enter_.empty() && waiting_to_enter_.begin()->first == next_to_enter_) {
