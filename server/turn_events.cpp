@@ -142,7 +142,7 @@ void EventLog::flush() {
         deliver(*batch, *r.value, started);
         if (!pending_.empty()) schedule();
       },
-      store::Lane::ordered);
+      store::Lane::events);
 }
 
 // Stored first, then sent, in the same loop turn as the store's answer: a client never holds an
@@ -219,7 +219,7 @@ void EventLog::schedule_unstored_retry() {
           }
           schedule_unstored_retry();
         },
-        store::Lane::ordered);
+        store::Lane::events);
   });
 }
 
