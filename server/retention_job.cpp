@@ -27,6 +27,9 @@ RetainNext next_retain_step(std::size_t family, std::size_t families, bool more,
   return {next, failed ? kRetainInterval : gap, false};  // a failing store: not again at once
 }
 
+// How often the periodic step looks again for a prune step's answer still out (PostgreSQL).
+constexpr std::chrono::milliseconds kRetainPoll{100};
+
 void start_retention_job(App& app) {
   const store::RetentionPolicy policy = app.config.retention;
   // One step's state across loop turns: on PostgreSQL a step's answer comes back later, and the
@@ -41,9 +44,8 @@ void start_retention_job(App& app) {
     double step_ms = 0;
   };
   auto st = std::make_shared<State>();
-  constexpr std::chrono::milliseconds kPoll{100};
   run_periodically(app, kRetainFirst, [&app, policy, st]() -> std::chrono::milliseconds {
-    if (st->in_flight) return kPoll;
+    if (st->in_flight) return kRetainPoll;
     if (!st->result) {
       const store::Family f = store::kFamilies[st->family];
       st->in_flight = true;
@@ -67,7 +69,7 @@ void start_retention_job(App& app) {
               st->step_ms = 0;
             }
           });
-      if (st->in_flight) return kPoll;
+      if (st->in_flight) return kRetainPoll;
     }
     auto [more, failed] = *st->result;
     st->result.reset();
