@@ -32,6 +32,11 @@ PgSql to_pg_placeholders(std::string_view s) {
       while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) && n < 100000) n = n * 10 + (s[j++] - '0');
       if (j == i + 1) n = next + 1;
       while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;  // absurd numbers: cut
+      if (n == 0) {  // ?0 is no parameter (SQLite refuses it): the text stays as it is
+        out.text.append(s.substr(i, j - i));
+        i = j;
+        continue;
+      }
       next = std::max(next, n);
       if (out.pg_number.size() <= size_t(n)) out.pg_number.resize(n + 1, 0);
       if (out.pg_number[n] == 0) out.pg_number[n] = ++out.params;
