@@ -106,8 +106,8 @@ std::string redact_conninfo(std::string_view t) {
       while (i < t.size() && !space(i)) i += (t[i] == '\\' && i + 1 < t.size()) ? 2 : 1;
     }
     if (!out.empty()) out += ' ';
-    if (!ok) {
-      out += std::string(key) + "=...";
+    if (!ok) {  // an unterminated quote: nothing after it is printed
+      out += std::string(key) + (key == "password" ? "=***" : "=...");
       break;
     }
     out += std::string(key) + "=" + (key == "password" ? std::string("***") : std::string(t.substr(v, i - v)));

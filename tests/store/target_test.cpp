@@ -28,7 +28,8 @@ TEST_CASE("target: the password is never printed, everything else is") {
   CHECK(redacted("host=/run/pg password=s3cret dbname=plotq") == "host=/run/pg password=*** dbname=plotq");
   CHECK(redacted("host=/run/pg password = 'se cr\\'et' dbname=plotq") == "host=/run/pg password=*** dbname=plotq");
   // Unreadable from some point on: the rest is dropped, never printed.
-  CHECK(redacted("host=/run/pg password='unterminated s3cret") == "host=/run/pg password=...");
+  CHECK(redacted("host=/run/pg password='unterminated s3cret") == "host=/run/pg password=***");
+  CHECK(redacted("host=/run/pg options='unterminated s3cret") == "host=/run/pg options=...");
   CHECK(redacted("host=/run/pg garbage s3cret") == "host=/run/pg ...");
 }
 
