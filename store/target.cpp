@@ -42,6 +42,16 @@ std::string percent_decoded(std::string_view s) {
   return out;
 }
 
+// libpq looks for a URI's user credentials up to the first `@` or `/` anywhere in it, the query
+// included: a `/` that went with a removed password could turn a later `@` into credentials when
+// the printed text is read again. The query is printed with `@` and `/` percent-encoded (libpq
+// decodes them: the same target), so what is printed reads as what was given.
+std::string encode_at_slash(std::string_view s) {
+  std::string out;
+  for (char ch : s) out += ch == '@' ? std::string("%40") : ch == '/' ? std::string("%2F") : std::string(1, ch);
+  return out;
+}
+
 std::string redact_uri(std::string_view t) {
   size_t scheme_end = t.find("://") + 3;
   std::string out(t.substr(0, scheme_end));
@@ -68,7 +78,8 @@ std::string redact_uri(std::string_view t) {
     std::string key = percent_decoded(p.substr(0, eq));
     if (!first) out += '&';
     first = false;
-    out += key == "password" && eq != std::string_view::npos ? std::string(p.substr(0, eq)) + "=***" : std::string(p);
+    out += key == "password" && eq != std::string_view::npos ? encode_at_slash(p.substr(0, eq)) + "=***"
+                                                              : encode_at_slash(p);
     if (amp == std::string_view::npos) break;
     params = params.substr(amp + 1);
   }
