@@ -14,12 +14,6 @@ namespace {
 
 using Key = std::pair<std::string, std::string>;
 
-// Keys whose claim is with the store, and what waits for it (one map per process: the loop's).
-std::map<Key, std::vector<std::function<void()>>>& claiming() {
-  static std::map<Key, std::vector<std::function<void()>>> m;
-  return m;
-}
-
 void claimed(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
              const char* joined_event, const store::Claim& claim,
              const std::function<void(std::shared_ptr<RunningJob>)>& run) {
@@ -48,14 +42,14 @@ void claimed(App& app, const std::shared_ptr<Responder>& res, const std::string&
 void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
            const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run) {
   Key key{job_id, kind};
-  auto busy = claiming().find(key);
-  if (busy != claiming().end()) {
+  auto busy = app.jobs.claiming.find(key);
+  if (busy != app.jobs.claiming.end()) {
     busy->second.push_back([&app, res, job_id, kind, body, joined_event, run = std::move(run)] {
       claim(app, res, job_id, kind, body, joined_event, run);
     });
     return;
   }
-  claiming()[key];
+  app.jobs.claiming[key];
   // A running record without a job in this process can never finish: take it over (decided now,
   // on the loop: no other claim of this key runs until this one is answered).
   bool local = app.jobs.find(job_id, kind) != nullptr;
@@ -71,8 +65,8 @@ void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& j
         return c;
       },
       [&app, res, key, joined_event, run = std::move(run)](store::Stored<store::Claim> c) {
-        auto waiting = std::move(claiming()[key]);
-        claiming().erase(key);
+        auto waiting = std::move(app.jobs.claiming[key]);
+        app.jobs.claiming.erase(key);
         if (!c.ok()) res->send_error(store_failure_code(c.code));
         else claimed(app, res, key.first, key.second, joined_event, *c.value, run);
         for (auto& next : waiting) next();

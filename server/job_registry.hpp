@@ -26,6 +26,10 @@ struct RunningJob {
 
 class JobRegistry {
  public:
+  // Keys whose idempotency claim is with the store, and the requests waiting for it to be answered
+  // (jobs::claim: they claim in turn after it).
+  std::map<std::pair<std::string, std::string>, std::vector<std::function<void()>>> claiming;
+
   std::shared_ptr<RunningJob> find(const std::string& job_id, const std::string& kind) const {
     auto it = jobs_.find({job_id, kind});
     return it == jobs_.end() ? nullptr : it->second;

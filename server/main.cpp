@@ -195,6 +195,8 @@ int run(int argc, char** argv) {
     if (figures) figures->stop();
   });
   app.count_work([&jobs] { return jobs.size(); });
+  // Store calls still out on PostgreSQL's pool (a turn's end, a job's rows): the drain lets them land.
+  app.count_work([&store_exec] { return store_exec.pending(); });
   if (print_routes) {
     nlohmann::json routes = nlohmann::json::array();
     for (const Route& r : router.routes()) routes.push_back({{"method", r.method}, {"pattern", r.pattern}});

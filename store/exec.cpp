@@ -124,7 +124,7 @@ struct Exec::Pool {
 
 Exec::Exec(boost::asio::io_context& loop, Db& loop_db, std::string target,
                      const Options& options, int workers)
-    : loop_(loop), loop_db_(loop_db), remote_(loop_db.engine() != Engine::sqlite),
+    : loop_db_(loop_db), remote_(loop_db.engine() != Engine::sqlite),
       outage_wait_(options.outage_wait_ms) {
   if (!remote_) return;
   pool_ = std::make_unique<Pool>(loop, std::move(target), options);

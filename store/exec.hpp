@@ -80,14 +80,13 @@ class Exec {
   // PLOTQ_DB_OUTAGE_WAIT_MS: how long a finished job's rows wait for a PostgreSQL that went away.
   std::chrono::milliseconds outage_wait() const { return outage_wait_; }
 
-  // Jobs queued or running off the loop (0 on SQLite): /metrics and the drain read it.
+  // Jobs queued or running off the loop (0 on SQLite): the drain waits for them (server/main.cpp).
   std::size_t pending() const;
 
  private:
   struct Pool;
   void submit(const char* what, std::function<void(Db&)> work, std::function<void(std::string)> failed,
               std::function<void()> done, Lane lane, std::chrono::milliseconds keep_trying);
-  boost::asio::io_context& loop_;
   Db& loop_db_;
   bool remote_;
   std::chrono::milliseconds outage_wait_;
