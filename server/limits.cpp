@@ -1,6 +1,8 @@
 #include "server/limits.hpp"
 
+#include "store/error.hpp"
 #include "store/quotas.hpp"
+#include "store/sql.hpp"
 #include "store/sessions.hpp"
 #include "store/strikes.hpp"
 #include "store/turns.hpp"
@@ -20,10 +22,10 @@ std::map<std::string, std::int64_t> limits_table(const TurnConfig& c) {
   };
 }
 
-std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, const std::string& user,
-                                        store::UnixSeconds now) {
-  store::Booking b = store::quotas::book(db, user, store::Counter::messages, now, c.messages_per_day,
-                                         c.messages_per_minute);
+namespace {
+
+// The message limits' verdict on one more message (day first), or nullopt when it fits.
+std::optional<std::string> message_refusal(const store::Booking& b) {
   switch (b.verdict) {
     case store::BookVerdict::booked: return std::nullopt;
     case store::BookVerdict::day_limit: return "daily_limit";
@@ -32,9 +34,7 @@ std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, cons
   return "rate_limited";
 }
 
-void unbook_message(store::Db& db, const std::string& user, store::UnixSeconds booked_at) {
-  store::quotas::unbook(db, user, store::Counter::messages, booked_at);
-}
+}  // namespace
 
 std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
                                     store::TurnAction kind, store::UnixSeconds now) {
@@ -70,29 +70,31 @@ ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& 
   return out;
 }
 
-Admission admit_message(store::Db& db, const TurnConfig& c, const std::string& user, const std::string& session,
-                        const std::string& turn, bool session_open, store::ScopeVerdict scope, bool start_plain,
-                        store::UnixSeconds now) {
-  Admission a;
-  // The message limits come before anything else; a refused message counts nothing.
-  if ((a.refusal = book_message(db, c, user, now))) return a;
-  if (!session_open) {
-    unbook_message(db, user, now);
-    a.refusal = "session_closed";
+Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn, bool session_open,
+                        store::ScopeVerdict scope, store::UnixSeconds now) {
+  return store::guarded("admit a message", [&] {
+    // The user's quota lock first: two nodes admitting for one user check and write in turn.
+    store::Tx tx(db, store::quotas::quota_lock(turn.user_id));
+    Admission a;
+    // The reads first, the writes after them, so a refusal writes nothing but the turn (the
+    // message limits first: a refused message counts nothing).
+    a.refusal = message_refusal(store::quotas::check(db, turn.user_id, store::Counter::messages, now,
+                                                     c.messages_per_day, c.messages_per_minute));
+    if (!a.refusal && !session_open) a.refusal = "session_closed";
+    if (!a.refusal && locked_out(db, c, turn.user_id, now)) a.refusal = "locked_out";
+    const bool go_on = !a.refusal && scope == store::ScopeVerdict::none;
+    turn.running = go_on && turn.action == store::TurnAction::none;  // a plain turn starts at once
+    store::turns::create(db, turn, now);
+    if (!a.refusal) {
+      store::quotas::add(db, turn.user_id, store::Counter::messages, now);
+      if (scope != store::ScopeVerdict::none) {
+        a.scope = apply_scope(db, c, turn.user_id, turn.session_id, turn.id, scope, now);
+        a.refusal = a.scope->code;
+      }
+    }
+    tx.commit();
     return a;
-  }
-  if (locked_out(db, c, user, now)) {
-    unbook_message(db, user, now);
-    a.refusal = "locked_out";
-    return a;
-  }
-  if (scope != store::ScopeVerdict::none) {
-    a.scope = apply_scope(db, c, user, session, turn, scope, now);
-    a.refusal = a.scope->code;
-    return a;
-  }
-  if (start_plain) store::turns::start(db, turn);
-  return a;
+  });
 }
 
 std::string refusal_text(const std::string& code) {

@@ -10,6 +10,7 @@
 
 #include "store/db.hpp"
 #include "store/time.hpp"
+#include "store/turns.hpp"
 #include "store/types.hpp"
 
 namespace plotq::server {
@@ -48,14 +49,6 @@ struct TurnConfig {
 // The names and values written to quota_limits at start (store::quotas::write_limits).
 std::map<std::string, std::int64_t> limits_table(const TurnConfig& c);
 
-// A refusal code, or nullopt when the message may go on. Books one message for the user (minute
-// and day in one BEGIN IMMEDIATE transaction); a refused booking counts nothing.
-//   rate_limited | daily_limit
-std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, const std::string& user,
-                                        store::UnixSeconds now);
-// Gives back a booked message (a turn that plotq then refused: session_closed, locked_out).
-void unbook_message(store::Db& db, const std::string& user, store::UnixSeconds booked_at);
-
 // Books one daily data run or pipeline run: nullopt, or data_runs_exhausted | pipeline_runs_exhausted.
 std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
                                     store::TurnAction kind, store::UnixSeconds now);
@@ -77,17 +70,19 @@ ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& 
                          const std::string& session, const std::string& turn, store::ScopeVerdict scope,
                          store::UnixSeconds now);
 
-// A message's admission in one store call (one round trip on PostgreSQL), in the order plotqd has
-// always checked: the message booking, then a closed session and the lockout (each gives the
-// booking back), then a scope verdict; a plain turn (start_plain) is marked running in the same
-// call. refusal: the code to answer, nullopt to go on; scope: what a verdict did, for the log.
+// A message's admission, and its turn's row, in one transaction under the user's quota lock (one
+// store call; three round trips on PostgreSQL), in the order plotqd has always checked: the message
+// limits (rate_limited, daily_limit), a closed session, the lockout, then a scope verdict; only a
+// message that passes the first three is counted. The turn is written in every case (a refused
+// one ends with its refusal); a plain turn that goes on is written as running. A store failure
+// writes nothing. refusal: the code to answer, nullopt to go on; scope: what a verdict did, for
+// the log.
 struct Admission {
   std::optional<std::string> refusal;
   std::optional<ScopeOutcome> scope;
 };
-Admission admit_message(store::Db& db, const TurnConfig& c, const std::string& user, const std::string& session,
-                        const std::string& turn, bool session_open, store::ScopeVerdict scope, bool start_plain,
-                        store::UnixSeconds now);
+Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn, bool session_open,
+                        store::ScopeVerdict scope, store::UnixSeconds now);
 
 // The fixed sentence shown with a refusal code.
 std::string refusal_text(const std::string& code);

@@ -56,14 +56,19 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
   turns.add(t);
   store::NewTurn row{t->id, session_id, user, static_cast<std::int64_t>(msg.text_chars), msg.action.kind};
   auto m = std::make_shared<MessageRequest>(std::move(msg));
+  // The turn's row and its admission in one store call (one transaction): nothing is streamed
+  // before the store has the turn.
   app.store.run(
-      "create turn", [row](store::Db& db) { store::turns::create(db, row, store::now_unix()); },
-      [this, t, res, session_open, m](store::Stored<void> made) {
-        if (!made.ok()) {  // nothing was streamed: the request gets the store's answer
+      "admit a message",
+      [cfg = cfg, row, session_open, scope = m->scope](store::Db& db) {
+        return admit_message(db, cfg, row, session_open, scope, store::now_unix());
+      },
+      [this, t, res, m](store::Stored<Admission> a) {
+        if (!a.ok()) {  // nothing was written or streamed: the request gets the store's answer
           turns.remove(*t);
           in_arrival_order(t, nullptr);
-          log_event("turn_start_failed", {{"code", made.code}});
-          if (!res->answered()) res->send_error(store_failure_code(made.code));
+          log_event("turn_start_failed", {{"code", a.code}});
+          if (!res->answered()) res->send_error(store_failure_code(a.code));
           return;
         }
         StreamOptions opts;
@@ -78,45 +83,32 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
               if (auto turn = weak.lock()) on_deadline(turn);
             });
         emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
-        run(t, session_open, *m);
+        answer(t, *a.value, *m);
       });
 }
 
-void TurnService::run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg) {
-  bool plain = msg.action.kind == store::TurnAction::none;
-  app.store.run(
-      "admit a message",
-      [cfg = cfg, user = t->user, session = t->session_id, turn = t->id, session_open, scope = msg.scope,
-       plain](store::Db& db) {
-        return admit_message(db, cfg, user, session, turn, session_open, scope, plain, store::now_unix());
-      },
-      [this, t, msg](store::Stored<Admission> a) {
-        if (t->ending()) return;
-        if (!a.ok()) {
-          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", a.code}});
-          return fail(t, std::string(store_failure_code(a.code)));
-        }
-        if (a.value->scope) {
-          const ScopeOutcome& o = *a.value->scope;
-          log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
-                                   {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
-        }
-        if (a.value->refusal) return refuse(t, *a.value->refusal);
-        try {
-          switch (msg.action.kind) {
-            case store::TurnAction::none:
-              emit(t, "message", {{"text", help_text()}});
-              return complete(t);
-            case store::TurnAction::data:
-              return run_data_action(*this, t, msg.action);
-            case store::TurnAction::plot:
-              return run_plot_action(*this, t, msg.action);
-          }
-        } catch (const std::exception& e) {
-          log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
-          fail(t, "internal");
-        }
-      });
+void TurnService::answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg) {
+  if (t->ending()) return;
+  if (a.scope) {
+    const ScopeOutcome& o = *a.scope;
+    log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
+                             {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
+  }
+  if (a.refusal) return refuse(t, *a.refusal);
+  try {
+    switch (msg.action.kind) {
+      case store::TurnAction::none:
+        emit(t, "message", {{"text", help_text()}});
+        return complete(t);
+      case store::TurnAction::data:
+        return run_data_action(*this, t, msg.action);
+      case store::TurnAction::plot:
+        return run_plot_action(*this, t, msg.action);
+    }
+  } catch (const std::exception& e) {
+    log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
+    fail(t, "internal");
+  }
 }
 
 void TurnService::on_deadline(const std::shared_ptr<Turn>& t) {

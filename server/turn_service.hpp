@@ -85,7 +85,8 @@ class TurnService {
   static const char* help_text();
 
  private:
-  void run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg);
+  // What an admitted message does: a refusal, the plain answer, or its action.
+  void answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
   void on_deadline(const std::shared_ptr<Turn>& t);
   void end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code);
   void send_deferred_statuses();

@@ -24,7 +24,7 @@ void EventWriter::append(std::string_view turn_id, std::int64_t seq, std::string
     r.bind(3, event);
     r.bind(4, data_json);
     r.bind(5, created_at);
-    r.exec();
+    r.send();  // a batch's rows go out with its first statement that waits (the end, or the commit)
   });
 }
 
