@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "store/db.hpp"
 #include "store/time.hpp"
@@ -71,18 +73,25 @@ ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& 
                          store::UnixSeconds now);
 
 // A message's admission, and its turn's row, in one transaction under the user's quota lock (one
-// store call; three round trips on PostgreSQL), in the order plotqd has always checked: the message
-// limits (rate_limited, daily_limit), a closed session, the lockout, then a scope verdict; only a
-// message that passes the first three is counted. The turn is written in every case (a refused
-// one ends with its refusal); a plain turn that goes on is written as running. A store failure
-// writes nothing. refusal: the code to answer, nullopt to go on; scope: what a verdict did, for
-// the log.
+// store call), in the order plotqd has always checked: the message limits (rate_limited,
+// daily_limit), a closed session (as the transaction reads it), the lockout, then a scope verdict; only a message that passes
+// the first three is counted. All it reads is one statement, so on PostgreSQL the whole call is
+// two round trips. A turn that ends here (a refusal, or a plain turn answered with plain_answer)
+// is ended in the same transaction: its events (ready, refusal or message, done) and its end are
+// written with it, and `events` lists them for the loop to send. A store failure writes nothing.
+// refusal: the code to answer, nullopt to go on; scope: what a verdict did, for the log.
 struct Admission {
+  struct Event {
+    std::string name;
+    std::string data;  // compact JSON, as EventLog writes it
+  };
   std::optional<std::string> refusal;
   std::optional<ScopeOutcome> scope;
+  std::vector<Event> events;  // seq 1, 2, ...; empty when the turn goes on to its action
+  bool session_missing = false;  // the session is gone: nothing was written (session_not_found)
 };
-Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn, bool session_open,
-                        store::ScopeVerdict scope, store::UnixSeconds now);
+Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn, store::ScopeVerdict scope,
+                        store::UnixSeconds now, std::string_view plain_answer);
 
 // The fixed sentence shown with a refusal code.
 std::string refusal_text(const std::string& code);

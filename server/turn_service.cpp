@@ -47,8 +47,8 @@ const char* TurnService::help_text() {
          "plotly) to render it as an image.";
 }
 
-void TurnService::start(const std::string& user, const std::string& session_id, bool session_open,
-                        MessageRequest msg, std::shared_ptr<Responder> res) {
+void TurnService::start(const std::string& user, const std::string& session_id, MessageRequest msg,
+                        std::shared_ptr<Responder> res) {
   auto t = std::make_shared<Turn>(store::new_id(), session_id, user);
   t->arrival = next_arrival_++;
   // Registered at once: from now on the user's next message is run_active, also while the row is
@@ -60,15 +60,16 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
   // before the store has the turn.
   app.store.run(
       "admit a message",
-      [cfg = cfg, row, session_open, scope = m->scope](store::Db& db) {
-        return admit_message(db, cfg, row, session_open, scope, store::now_unix());
+      [cfg = cfg, row, scope = m->scope](store::Db& db) {
+        return admit_message(db, cfg, row, scope, store::now_unix(), help_text());
       },
       [this, t, res, m](store::Stored<Admission> a) {
-        if (!a.ok()) {  // nothing was written or streamed: the request gets the store's answer
+        if (!a.ok() || a.value->session_missing) {  // nothing was written or streamed
           turns.remove(*t);
           in_arrival_order(t, nullptr);
-          log_event("turn_start_failed", {{"code", a.code}});
-          if (!res->answered()) res->send_error(store_failure_code(a.code));
+          if (!a.ok()) log_event("turn_start_failed", {{"code", a.code}});
+          else owners.forget(t->session_id);
+          if (!res->answered()) res->send_error(a.ok() ? "session_not_found" : store_failure_code(a.code));
           return;
         }
         StreamOptions opts;
@@ -76,6 +77,7 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
         opts.headers.push_back({"X-Plotq-Turn", t->id});  // the turn to resume or cancel, before any event is read
         res->start_stream(std::move(opts));
         t->subscribe(res, 0);
+        if (!a.value->events.empty()) return ended_at_admission(t, *a.value, *m);
 
         std::weak_ptr<Turn> weak = t;
         t->slot = std::make_unique<queue::TurnSlot>(
@@ -85,6 +87,20 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
         emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
         answer(t, *a.value, *m);
       });
+}
+
+void TurnService::ended_at_admission(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg) {
+  if (a.scope) {
+    const ScopeOutcome& o = *a.scope;
+    log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
+                             {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
+  }
+  if (a.refusal) count_turn_refusal(*a.refusal);
+  in_arrival_order(t, nullptr);  // an ending turn holds nobody's place
+  t->stop_work = nullptr;
+  std::vector<std::pair<std::string, std::string>> stored;
+  for (const auto& e : a.events) stored.emplace_back(e.name, e.data);
+  events.deliver_stored(t, stored);
 }
 
 void TurnService::answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg) {

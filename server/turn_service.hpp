@@ -15,6 +15,7 @@
 #include "runs/ledger_row.hpp"
 #include "server/app.hpp"
 #include "server/limits.hpp"
+#include "server/session_owners.hpp"
 #include "server/turn.hpp"
 #include "server/turn_action.hpp"
 #include "server/turn_events.hpp"
@@ -35,11 +36,13 @@ class TurnService {
   const TurnConfig& cfg;
   EventLog events;
   TurnRegistry turns;
+  SessionOwners owners;  // sessions this node has seen, by id: their user
   std::unique_ptr<runs::Renderer> renderer;  // null when plot renders are not built in
 
-  // Starts a turn for a message that passed the HTTP checks (413, 404, 409): creates it, streams it
-  // on res and runs it. When the store refuses the turn's row, res gets the store's error instead.
-  void start(const std::string& user, const std::string& session_id, bool session_open, MessageRequest msg,
+  // Starts a turn for a message that passed the HTTP checks (413, 404, 409): admits and creates it
+  // in one transaction, streams it on res and runs it. When the store fails, res gets the store's
+  // error instead; when the session is gone, session_not_found.
+  void start(const std::string& user, const std::string& session_id, MessageRequest msg,
              std::shared_ptr<Responder> res);
 
   // POST .../cancel: "cancelled" (a waiting or not yet running turn ended), "cancelling" (its running
@@ -87,6 +90,8 @@ class TurnService {
  private:
   // What an admitted message does: a refusal, the plain answer, or its action.
   void answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
+  // A turn the admission ended (a refusal, a plain answer): its events are stored, they are sent.
+  void ended_at_admission(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
   void on_deadline(const std::shared_ptr<Turn>& t);
   void end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code);
   void send_deferred_statuses();

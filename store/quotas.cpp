@@ -45,6 +45,13 @@ CounterCounts read_counts(Db& s, const std::string& user, std::string_view count
 
 }  // namespace
 
+BookVerdict verdict(const CounterCounts& c, std::optional<std::int64_t> day_limit,
+                    std::optional<std::int64_t> minute_limit) {
+  if (day_limit && c.day + 1 > *day_limit) return BookVerdict::day_limit;
+  if (minute_limit && c.minute + 1 > *minute_limit) return BookVerdict::minute_limit;
+  return BookVerdict::booked;
+}
+
 Booking check(Db& db, const std::string& user_id, Counter counter, UnixSeconds now,
               std::optional<std::int64_t> day_limit, std::optional<std::int64_t> minute_limit) {
   detail::require_id("user id", user_id);
@@ -53,8 +60,7 @@ Booking check(Db& db, const std::string& user_id, Counter counter, UnixSeconds n
     Booking b;
     b.day_count = c.day;
     b.minute_count = c.minute;
-    if (day_limit && c.day + 1 > *day_limit) b.verdict = BookVerdict::day_limit;
-    else if (minute_limit && c.minute + 1 > *minute_limit) b.verdict = BookVerdict::minute_limit;
+    b.verdict = verdict(c, day_limit, minute_limit);
     return b;
   });
 }

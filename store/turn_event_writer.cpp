@@ -41,4 +41,17 @@ void EventWriter::finish(std::string_view turn_id, std::string_view outcome, con
   });
 }
 
+void EventWriter::finish_own(std::string_view turn_id, std::string_view outcome, const std::optional<std::string>& code,
+                             std::string_view ended_at) {
+  guarded("finish turn", [&] {
+    Stmt r(db_, kFinish);
+    r.bind(1, outcome);
+    if (code) r.bind(2, *code);
+    else r.bind(2);
+    r.bind(3, ended_at);
+    r.bind(4, turn_id);
+    r.send();
+  });
+}
+
 }  // namespace plotq::store::turns
