@@ -81,7 +81,7 @@ TEMPLATE_TEST_CASE("send: a sent write that breaks a constraint fails the transa
   CHECK(rows(*db) == 2);
 }
 
-TEMPLATE_TEST_CASE("send: an error first met at the commit fails the commit with its code; the connection goes on",
+TEMPLATE_TEST_CASE("send: an error first met at the commit fails the commit with its code, and the connection goes on",
                    "[engines]", OnSqlite, OnPostgres) {
   StoreUnderTest<TestType> st;
   auto db = st.open();
