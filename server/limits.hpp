@@ -37,10 +37,6 @@ struct TurnConfig {
   double render_timeout_s = 60;              // PLOTQ_TURN_RENDER_TIMEOUT_S: one theme's render timeout
   // stream
   int retry_ms = 2000;                       // PLOTQ_SSE_RETRY_MS: the stream's first "retry:" line
-  // PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S: a waiting turn's status{queued} goes out at once, but changes
-  // within this long of its last one are merged into one status at the end of the interval (the
-  // newest position wins). Without it every arrival in a queue of N would cost N stored events.
-  double queue_status_min_interval_s = 0.5;
   // PLOTQ_LOG_SLOW_FLUSH_MS: a loop turn whose events took this long to write and store is logged
   // (event_flush_slow); 0 = every one.
   double slow_flush_log_ms = 50;

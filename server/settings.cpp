@@ -39,9 +39,6 @@ void register_turn_settings(Settings& s, TurnConfig& t) {
         "sandbox timeout of one data run of a chat turn, seconds (PLOTQ_SANDBOX_MAX_TIMEOUT_S and the turn deadline still cap it)")
       .range(0.1, 3600);
   s.add("PLOTQ_TURN_RENDER_TIMEOUT_S", &t.render_timeout_s, "sandbox timeout of one theme of a turn's plot, seconds").range(0.1, 120);
-  s.add("PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", &t.queue_status_min_interval_s,
-        "a waiting turn's queued statuses are at least this far apart (changes in between are merged); 0 = every change")
-      .range(0, 60);
   s.add("PLOTQ_LOG_SLOW_FLUSH_MS", &t.slow_flush_log_ms,
         "log event_flush_slow when one loop turn's events take this long to write and store, ms; 0 = every time")
       .range(0, 60'000);

@@ -294,7 +294,7 @@ void TurnService::queued_status(const std::shared_ptr<Turn>& t, queue::Position 
   if (t->ending() || t->stage != Turn::Stage::queued) return;
   using namespace std::chrono;
   auto now = steady_clock::now();
-  auto gap = duration_cast<steady_clock::duration>(duration<double>(cfg.queue_status_min_interval_s));
+  auto gap = duration_cast<steady_clock::duration>(duration<double>(app.queue.config().status_min_interval_s));
   if (t->deferred_status) {  // one is already due: it will carry this newer position
     t->deferred_status = p;
     return;

@@ -77,7 +77,9 @@ class TurnService {
   void take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
                  std::function<void(const std::shared_ptr<Turn>&)> run);
   // Sends status{queued, position, waiting}: at once when the last one is older than
-  // queue_status_min_interval_s, else once at the end of that interval with the newest position.
+  // PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S (queue::Config), else once at the end of that interval with the
+  // newest position (the queue merges its broadcasts at the same rate; this keeps a turn that entered
+  // between two of them from getting two statuses within the interval).
   void queued_status(const std::shared_ptr<Turn>& t, queue::Position p);
   // A refused run's ledger row (quota, capacity, cancelled while waiting); logged when it cannot be written.
   void ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code, double slot_wait_s = 0);
