@@ -106,7 +106,8 @@ std::string validate_render_request(const RenderRequest& r) {
   return "";
 }
 
-sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s) {
+sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s,
+                                 std::uint64_t figure_max_bytes) {
   std::string mode = render_mode(request.library);
   sandbox::JobSpec spec;
   spec.mode = mode;
@@ -115,7 +116,7 @@ sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string
   spec.argv = {"--" + mode, kPlotFile};
   spec.env["ANYPLOT_THEME"] = theme;
   spec.timeout_s = timeout_s;
-  spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? kMaxFigureBytes : kMaxPngBytes;
+  spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? figure_max_bytes : kMaxPngBytes;
   spec.outputs[kResultFile] = kMaxRenderRecordBytes;
   spec.label = "render " + request.job_id + " " + theme;
   return spec;

@@ -93,6 +93,9 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   asio::io_context& io;
   sandbox::Launcher& launcher;
   sandbox::FigureRenderer* figures;
+  // The figure JSON cap: the renderer's setting; without a renderer (figures are then answered
+  // runtime_unavailable) its default.
+  std::uint64_t figure_cap() const { return figures ? figures->figure_max_bytes() : sandbox::FigureConfig{}.figure_max_bytes; }
   std::shared_ptr<RendererShared> shared;
   std::uint64_t id = 0;
   RenderRequest req;
@@ -140,7 +143,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     }
     in_job = true;
     std::weak_ptr<RenderRun> weak = shared_from_this();
-    job = launcher.run(render_job_spec(req, theme, req.timeout_s), [weak, theme](sandbox::JobResult jr) {
+    job = launcher.run(render_job_spec(req, theme, req.timeout_s, figure_cap()), [weak, theme](sandbox::JobResult jr) {
       if (auto self = weak.lock()) self->plot_done(theme, std::move(jr));
     });
   }
@@ -249,7 +252,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       if (current.outcome == "guard_refused") current.refusal_rule = "import";
       if (current.outcome == "timeout") current.timed_out = true;
       if (current.outcome == "output_too_large") {
-        current.limit = static_cast<double>(kMaxFigureBytes);
+        current.limit = static_cast<double>(figure_cap());
         current.measured.reset();
       }
       return draw_finished();

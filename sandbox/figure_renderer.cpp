@@ -601,6 +601,7 @@ std::string FigureRenderer::unavailable_reason(const std::string& library) const
   return impl_->unavailable_reason(library);
 }
 const std::string& FigureRenderer::js_modules() const { return impl_->cfg.js_modules; }
+std::uint64_t FigureRenderer::figure_max_bytes() const { return impl_->cfg.figure_max_bytes; }
 std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
 std::uint64_t FigureRenderer::cancels_in_flight() const { return impl_->cancels_in_flight; }
 std::uint64_t FigureRenderer::cancels_acknowledged() const { return impl_->cancels_acknowledged; }

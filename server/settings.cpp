@@ -1,6 +1,7 @@
 // The one table of plotqd's settings. One line per setting: name, field, help, then refinements.
 #include <string_view>
 
+#include "runs/data_job.hpp"
 #include "server/plotqd_config.hpp"
 #include "store/target.hpp"
 
@@ -32,7 +33,7 @@ void register_turn_settings(Settings& s, TurnConfig& t) {
       .range(1, 365LL * 86'400);
   s.add("PLOTQ_TURN_TEXT_MAX_CHARS", &t.text_max_chars, "characters of a message's text (over: 413 too_long)").range(1, 1'000'000);
   s.add("PLOTQ_TURN_DATA_CODE_MAX_CHARS", &t.data_code_max_chars, "characters of a data action's code (over: 413 too_long)")
-      .range(1, 16'384);
+      .range(1, static_cast<std::int64_t>(runs::kMaxDataCodeChars));
   s.add("PLOTQ_TURN_PLOT_CODE_MAX_CHARS", &t.plot_code_max_chars, "characters of a plot action's code (over: 413 too_long)")
       .range(1, 131'072);
   s.add("PLOTQ_TURN_DATA_TIMEOUT_S", &t.data_timeout_s,

@@ -134,6 +134,53 @@ TEST_CASE("outcomes: docs/outcomes.md is the table as generated") {
   for (std::size_t i = 0; i < kOutcomeCount; ++i) CHECK(want.find("| `" + std::string(kOutcomes[i].name) + "` |") != std::string::npos);
 }
 
+// runs/README.md's ThemeRun table names only outcomes the table has, and every outcome that is the
+// host's (the sandbox could not run it) is named there.
+TEST_CASE("outcomes: runs/README.md's ThemeRun table agrees with the outcome table") {
+  const std::string readme = slurp(std::string(PLOTQ_SOURCE_DIR) + "/runs/README.md");
+  const auto begin = readme.find("### ThemeRun outcomes");
+  REQUIRE(begin != std::string::npos);
+  const auto end = readme.find("\n\n", readme.find("| outcome |", begin));
+  std::set<std::string> named;
+  std::istringstream lines(readme.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    const std::string first = line.substr(1, line.find(" |", 1));  // the row's first column
+    for (std::size_t a = first.find('`'); a != std::string::npos; a = first.find('`', first.find('`', a + 1) + 1)) {
+      const auto b = first.find('`', a + 1);
+      if (b == std::string::npos) break;
+      named.insert(first.substr(a + 1, b - a - 1));
+    }
+  }
+  REQUIRE(named.size() > 20);
+  for (const auto& n : named) {
+    INFO(n);
+    CHECK((known_outcome(n) || n == "ok" || n == "invalid_library" || n == "invalid_request"));
+  }
+  for (std::size_t i = 0; i < kOutcomeCount; ++i) {
+    if (!kOutcomes[i].host) continue;
+    INFO(kOutcomes[i].name);
+    CHECK(named.count(std::string(kOutcomes[i].name)) == 1);
+  }
+}
+
+// docs/sandbox.md's reason table is sandbox::Reason: every reason has its row, and every row is a reason.
+TEST_CASE("sandbox reasons: docs/sandbox.md's table lists each sandbox::Reason, and nothing else") {
+  const std::string doc = slurp(std::string(PLOTQ_SOURCE_DIR) + "/docs/sandbox.md");
+  const auto begin = doc.find("| reason | when | measured / limit |");
+  REQUIRE(begin != std::string::npos);
+  const auto end = doc.find("\n\n", begin);
+  std::set<std::string> rows;
+  std::istringstream lines(doc.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| `", 0) == 0) rows.insert(line.substr(3, line.find('`', 3) - 3));
+  std::set<std::string> reasons;
+  // invalid_job is the enum's last: a reason added after it moves this bound.
+  for (int r = int(plotq::sandbox::Reason::ok); r <= int(plotq::sandbox::Reason::invalid_job); ++r)
+    reasons.insert(plotq::sandbox::to_string(static_cast<plotq::sandbox::Reason>(r)));
+  CHECK(rows == reasons);
+}
+
 TEST_CASE("the host's snippet bundle table is the renderer's own (lib/snippet.mjs)") {
   std::ifstream f(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/figure/lib/snippet.mjs");
   std::stringstream text;

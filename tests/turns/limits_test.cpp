@@ -195,3 +195,18 @@ TEST_CASE("a session the node knows is still read by the admission: closed or re
   CHECK(turn_names(s, Server::as("ann"), s.session("ann"), plain("four")) ==
         std::vector<std::string>{"ready", "message", "done"});
 }
+
+TEST_CASE("a data snippet as long as PLOTQ_TURN_DATA_CODE_MAX_CHARS admits runs: the validator's cap is the host's") {
+  Server s(Env{{"PLOTQ_TURN_DATA_CODE_MAX_CHARS", "16384"}});
+  std::string code = "import pandas as pd\n";
+  while (code.size() < 12000) code += "# a long explanation of the data, kept with the code\n";
+  code += "df = pd.DataFrame({'x': [1, 2]})\n";
+  REQUIRE(code.size() > 6000);  // past the validator's own default
+  REQUIRE(code.size() <= 16384);
+  // turns_test::data by name: for a non-const std::string, std::data (found by ADL) is the better match.
+  auto st = s.turn("ann", s.session("ann"), turns_test::data(code));
+  REQUIRE(st->head().status == 200);
+  auto evs = until_done(*st, 90s);
+  INFO((evs.empty() ? std::string() : evs.back().data.dump()));
+  CHECK(names(evs) == std::vector<std::string>{"ready", "status", "dataset", "message", "done"});
+}
