@@ -2,6 +2,7 @@
 // the cross-check of its result against the harness's record, the PNG header, the outcome
 // sentences. No I/O; the asynchronous run is runs/render_job.cpp.
 #include "runs/render_interpret.hpp"
+#include "common/theme.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -99,10 +100,7 @@ std::string validate_render_request(const RenderRequest& r) {
   if (utf8_chars(r.data_csv) > kMaxDataCsvChars) return "data_csv";
   if (!r.data_csv.empty() && render_mode(r.library) == "snippet") return "data_csv";  // a page has no files
   if (!(r.timeout_s > 0) || !(r.timeout_s <= kMaxRenderTimeoutS)) return "timeout_s";
-  if (r.themes.empty() || r.themes.size() > 2) return "themes";
-  for (const auto& t : r.themes)
-    if (t != "light" && t != "dark") return "themes";
-  if (r.themes.size() == 2 && r.themes[0] == r.themes[1]) return "themes";
+  if (!themes_problem(r.themes).empty()) return "themes";
   return "";
 }
 

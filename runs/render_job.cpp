@@ -2,6 +2,7 @@
 // the Launcher, figure mode's draw on the host, cancel. Every decision is a pure function of
 // runs/render_interpret.cpp.
 #include "runs/render_job.hpp"
+#include "common/theme.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -431,7 +432,7 @@ RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderRe
   shared_->runs[run->id] = run;
   if (!refused.empty()) {
     for (const auto& theme : run->req.themes) {
-      if (theme != "light" && theme != "dark") continue;
+      if (!known_theme(theme)) continue;
       ThemeRun r;
       r.theme = theme;
       r.outcome = refused;

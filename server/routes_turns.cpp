@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/log.hpp"
+#include "common/theme.hpp"
 #include "server/app.hpp"
 #include "server/session_access.hpp"
 #include "server/turn_service.hpp"
@@ -99,8 +100,9 @@ void register_turn_routes(App& app) {
   // random turn id, and the turn must belong to the session).
   app.router.get("/v1/sessions/{id}/turns/{turn}/plots/{file}", [&app](Request req, std::shared_ptr<Responder> res) {
     std::string_view file = req.param("file");
-    std::string theme = file == "light.png" ? "light" : file == "dark.png" ? "dark" : "";
-    if (theme.empty()) return res->send_error("not_found");
+    // <theme>.png
+    std::string theme = file.size() > 4 && file.substr(file.size() - 4) == ".png" ? std::string(file.substr(0, file.size() - 4)) : "";
+    if (!known_theme(theme)) return res->send_error("not_found");
     app.store.run(
         "read turn plot",
         [session = std::string(req.param("id")), turn = std::string(req.param("turn")), theme](store::Db& db) {
