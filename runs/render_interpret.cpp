@@ -2,6 +2,7 @@
 // the cross-check of its result against the harness's record, the PNG header, the outcome
 // sentences. No I/O; the asynchronous run is runs/render_job.cpp.
 #include "runs/render_interpret.hpp"
+#include "sandbox/canvas.hpp"
 #include "common/theme.hpp"
 
 #include <cmath>
@@ -77,10 +78,7 @@ std::optional<std::pair<int, int>> png_size(const std::string& bytes) {
   return std::make_pair(static_cast<int>(w), static_cast<int>(h));
 }
 
-bool canvas_ok(int width, int height) {
-  auto near = [](int v, int target) { return std::abs(v - target) <= kCanvasTolerancePx; };
-  return (near(width, 3200) && near(height, 1800)) || (near(width, 2400) && near(height, 2400));
-}
+bool canvas_ok(int width, int height) { return sandbox::on_canvas(width, height, kCanvasTolerancePx); }
 
 std::string canvas_of(int width, int height) { return canvas_ok(width, height) ? "exact" : "off"; }
 
@@ -221,7 +219,7 @@ std::string describe(const ThemeRun& r) {
   };
   if (o == "ok" && r.png && r.canvas == "off")
     return "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) +
-           " image (not the 3200x1800 or 2400x2400 canvas).";
+           " image (not the " + sandbox::canvases_text() + " canvas).";
   if (o == "ok")
     return r.png ? "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) + " image."
                  : "The plot step finished; the figure is drawn next.";
@@ -236,7 +234,7 @@ std::string describe(const ThemeRun& r) {
                   : "The plot ran but saved no image: save it with fig.savefig(f\"plot-{THEME}.png\").";
   if (o == "canvas_size")  // figure mode: the renderer sets the canvas, so another size is its fault
     return "The figure's image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +
-           ", not the 3200x1800 or 2400x2400 canvas the figure renderer draws.";
+           ", not the " + sandbox::canvases_text() + " canvas the figure renderer draws.";
   if (o == "output_too_large") {
     bool image = !figure || (r.limit && *r.limit == static_cast<double>(kMaxPngBytes));
     return std::string(image ? "The image" : "The figure") + " is larger than " + mib(r.limit) + ".";

@@ -2,6 +2,7 @@
 // the Launcher, figure mode's draw on the host, cancel. Every decision is a pure function of
 // runs/render_interpret.cpp.
 #include "runs/render_job.hpp"
+#include "sandbox/canvas.hpp"
 #include "common/theme.hpp"
 
 #include <fcntl.h>
@@ -295,7 +296,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     if (!canvas_ok(current.width, current.height)) {
       current.outcome = "canvas_size";
       current.measured = current.width;
-      current.limit = current.width * 3 >= current.height * 4 ? 3200 : 2400;
+      current.limit = sandbox::meant_width(current.width, current.height);
       return draw_finished();
     }
     current.png = std::move(rd.data);

@@ -1,4 +1,5 @@
 #include "sandbox/figure_renderer.hpp"
+#include "sandbox/canvas.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -362,8 +363,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
         r.reused = msg.value("reused", false);
         r.ready = msg.value("ready", "");
         r.popups = msg.value("popups", 0);
-        bool landscape = r.width == 3200 && r.height == 1800, square = r.width == 2400 && r.height == 2400;
-        if (!landscape && !square) r = failure("protocol_error", "the renderer reported an unexpected size");
+        if (!on_canvas(r.width, r.height)) r = failure("protocol_error", "the renderer reported an unexpected size");
       } else {
         r.code = msg.at("code").get<std::string>();
         r.detail = msg.value("detail", "");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runs/outcome.hpp"
+#include "sandbox/canvas.hpp"
 #include "runs/render_interpret.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/job.hpp"
@@ -179,6 +180,18 @@ TEST_CASE("sandbox reasons: docs/sandbox.md's table lists each sandbox::Reason, 
   for (int r = int(plotq::sandbox::Reason::ok); r <= int(plotq::sandbox::Reason::invalid_job); ++r)
     reasons.insert(plotq::sandbox::to_string(static_cast<plotq::sandbox::Reason>(r)));
   CHECK(rows == reasons);
+}
+
+TEST_CASE("canvases: one table (sandbox/canvas.hpp) that the checks and the outcome's sentence read") {
+  CHECK(plotq::sandbox::canvases_text() == "3200x1800 or 2400x2400");
+  CHECK(std::string(outcome("canvas_size").sentence).find(plotq::sandbox::canvases_text()) != std::string::npos);
+  CHECK(plotq::sandbox::on_canvas(3200, 1800));
+  CHECK(plotq::sandbox::on_canvas(2400, 2400));
+  CHECK_FALSE(plotq::sandbox::on_canvas(3200, 1801));
+  CHECK(plotq::sandbox::on_canvas(3216, 1784, 16));
+  CHECK_FALSE(plotq::sandbox::on_canvas(3217, 1800, 16));
+  CHECK(plotq::sandbox::meant_width(1600, 900) == 3200);
+  CHECK(plotq::sandbox::meant_width(900, 900) == 2400);
 }
 
 TEST_CASE("the host's snippet bundle table is the renderer's own (lib/snippet.mjs)") {
