@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "runs/libraries.hpp"
 #include "runs/outcome.hpp"
 #include "sandbox/canvas.hpp"
 #include "runs/render_interpret.hpp"
@@ -192,6 +193,26 @@ TEST_CASE("canvases: one table (sandbox/canvas.hpp) that the checks and the outc
   CHECK_FALSE(plotq::sandbox::on_canvas(3217, 1800, 16));
   CHECK(plotq::sandbox::meant_width(1600, 900) == 3200);
   CHECK(plotq::sandbox::meant_width(900, 900) == 2400);
+}
+
+// docs/api.md's list of a plot's libraries is runs/libraries.hpp's table: no library missing, none extra.
+TEST_CASE("libraries: docs/api.md names exactly the table's libraries") {
+  const std::string doc = slurp(std::string(PLOTQ_SOURCE_DIR) + "/docs/api.md");
+  const auto at = doc.find("(library one of `runs/libraries.hpp`:");
+  REQUIRE(at != std::string::npos);
+  const std::string para = doc.substr(at, doc.find("another name", at) - at);
+  std::set<std::string> named;
+  for (std::size_t a = para.find('`', para.find(':')); a != std::string::npos; a = para.find('`', a)) {
+    const auto b = para.find('`', a + 1);
+    if (b == std::string::npos) break;
+    std::istringstream names(para.substr(a + 1, b - a - 1));
+    for (std::string n; names >> n;)
+      if (n != "|") named.insert(n);
+    a = b + 1;
+  }
+  std::set<std::string> table;
+  for (const auto& lib : plotq::runs::kLibraries) table.insert(std::string(lib.name));
+  CHECK(named == table);
 }
 
 TEST_CASE("the host's snippet bundle table is the renderer's own (lib/snippet.mjs)") {
