@@ -3,7 +3,6 @@
 // answer calls a PNG of another size `canvas: "off"` (runs/render_interpret.cpp).
 #pragma once
 #include <array>
-#include <cstdlib>
 #include <string>
 
 namespace plotq::sandbox {
@@ -14,10 +13,11 @@ struct Canvas {
 };
 inline constexpr std::array<Canvas, 2> kCanvases = {{{3200, 1800}, {2400, 2400}}};  // landscape, square
 
-// One of the canvases, each side within tolerance_px.
+// One of the canvases, each side within tolerance_px. (No std::abs: it is not constexpr in C++20.)
 constexpr bool on_canvas(int width, int height, int tolerance_px = 0) {
+  auto near = [tolerance_px](int v, int target) { return (v < target ? target - v : v - target) <= tolerance_px; };
   for (const Canvas& c : kCanvases)
-    if (std::abs(width - c.width) <= tolerance_px && std::abs(height - c.height) <= tolerance_px) return true;
+    if (near(width, c.width) && near(height, c.height)) return true;
   return false;
 }
 
