@@ -14,7 +14,7 @@
 // least 1 s), as between chat turns; "back-to-back" sends the next render as soon as the last
 // answered, so every draw after the first also waits for a fresh page to be made.
 //
-// Per library (issue 14's table): one catalogue file of each of the eight libraries, warm in the
+// Per library (issue 14's table): one catalogue file of each Python library, warm in the
 // sandbox (back to back, as in a sweep) against the same file run by the runtime's interpreter in a
 // fresh process, bare. Bare figure files (plotly, bokeh) run two ways: with figurecapture
 // installed, as the sweep's bare mode does, stopping at their JSON (no drawing: their ratio is an

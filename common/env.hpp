@@ -12,6 +12,9 @@ struct ConfigError : std::runtime_error {
 };
 
 std::string env_string(const char* name, const std::string& fallback);
+// Whether the operator set the variable, as the registry reads it: an empty value counts as unset
+// (docs/settings.md).
+bool env_set(const char* name);
 
 // Where the project's sources are (harness, migrations, web page): PLOTQ_HOME, else the
 // source tree this binary was built from.

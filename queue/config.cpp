@@ -20,6 +20,7 @@ std::string Config::invalid_reason() const {
   if (!(max_wait_s >= 0) || !std::isfinite(max_wait_s)) return "max_wait_s must be >= 0";
   if (!(heartbeat_s > 0) || !std::isfinite(heartbeat_s)) return "heartbeat_s must be > 0";
   if (!(turn_deadline_s > 0) || !std::isfinite(turn_deadline_s)) return "turn_deadline_s must be > 0";
+  if (!(status_min_interval_s >= 0) || !std::isfinite(status_min_interval_s)) return "status_min_interval_s must be >= 0";
   return {};
 }
 
@@ -30,6 +31,13 @@ void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_QUEUE_MAX_WAIT_S", &c.max_wait_s, "a waiting turn or job expires after this many seconds").range(0, 86400);
   s.add("PLOTQ_HEARTBEAT_S", &c.heartbeat_s, "unchanged queue positions are re-sent this often, seconds").range(0.001, 3600);
   s.add("PLOTQ_TURN_DEADLINE_S", &c.turn_deadline_s, "a turn's budget once it holds the slot, seconds").range(0.001, 86400);
+  // Why merged: with n waiting, every arrival or departure changes every waiter's count, so
+  // sending each change costs n per change and n squared to open n turns; merged, it costs n per
+  // interval however fast they come.
+  s.add("PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S", &c.status_min_interval_s,
+        "queue positions are broadcast at most this often, and a waiting turn's queued statuses are at least this far "
+        "apart (changes in between are merged), seconds; 0 = every change")
+      .range(0, 60);
 }
 
 Config Config::from_env() { return load_from_env<Config>(register_settings); }

@@ -15,6 +15,9 @@ struct Config {
   double rate_window_s = 60;     // PLOTQ_RATE_WINDOW_S: length of the sliding rate window
   double max_wait_s = 600;       // PLOTQ_QUEUE_MAX_WAIT_S: a waiting entry expires after this
   double heartbeat_s = 15;       // PLOTQ_HEARTBEAT_S: unchanged positions are re-sent this often
+  // PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S: positions changed by others' arrivals and departures are
+  // sent at most this often, merged (the queue's broadcast, and each waiting turn's status{queued})
+  double status_min_interval_s = 0.5;
   double turn_deadline_s = 180;  // PLOTQ_TURN_DEADLINE_S: a turn's budget once it holds the slot
 
   // Waiting entries admitted: floor(starts per window x max wait / window). At the defaults this is

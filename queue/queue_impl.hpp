@@ -46,9 +46,12 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
   std::unordered_map<TicketId, std::shared_ptr<TicketRecord>> records;  // waiting and running
   std::vector<Pending> pending;
   std::vector<std::pair<TicketId, Position>> snapshot;  // reused broadcast buffer
+  // Waiters that joined since the last flush, with their place as they joined (the last): told at
+  // once, each in O(1), when the merged broadcast is not due in that flush.
+  std::vector<std::pair<std::shared_ptr<TicketRecord>, Position>> newcomers;
   bool positions_dirty = false;
   bool flush_posted = false;
-  double last_broadcast = 0;
+  double last_broadcast = -1e300;  // core time of the last broadcast (none yet)
   std::optional<double> armed_for;  // core time the timer waits for
   std::uint64_t timer_gen = 0;
 
@@ -91,7 +94,7 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
           break;
       }
     }
-    if (!pending.empty() || positions_dirty) schedule_flush();
+    if (!pending.empty() || positions_dirty || !newcomers.empty()) schedule_flush();
     rearm();
   }
 
@@ -150,9 +153,28 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
           break;
       }
     }
-    if (positions_dirty) broadcast();
+    if (positions_dirty && broadcast_due()) {
+      newcomers.clear();  // the broadcast tells them too
+      broadcast();
+    } else {
+      tell_newcomers();
+    }
     rearm();
   }
+
+  void tell_newcomers() {
+    auto batch = std::move(newcomers);
+    newcomers.clear();
+    for (auto& [rec, pos] : batch) {
+      if (rec->state != TicketState::waiting || rec->cancelled) continue;
+      invoke("on_position", rec->id, rec->cb.on_position, pos);
+    }
+  }
+
+  // Positions go out at most once per status_min_interval_s: changes in between are merged into
+  // the next broadcast (rearm's timer), so n waiters cost n per interval, not n per change.
+  double next_broadcast_at() const { return last_broadcast + core.config().status_min_interval_s; }
+  bool broadcast_due() const { return now() >= next_broadcast_at(); }
 
   void broadcast() {
     positions_dirty = false;
@@ -178,6 +200,7 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
       const double hb = last_broadcast + core.config().heartbeat_s;
       wake = wake ? std::min(*wake, hb) : hb;
     }
+    if (positions_dirty && !broadcast_due()) wake = wake ? std::min(*wake, next_broadcast_at()) : next_broadcast_at();
     if (wake == armed_for) return;
     armed_for = wake;
     const std::uint64_t gen = ++timer_gen;
@@ -202,6 +225,7 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
     core.pump(t);
     if (core.waiting() > 0 && t >= last_broadcast + core.config().heartbeat_s) positions_dirty = true;
     absorb();
+    if (positions_dirty && !flush_posted && broadcast_due()) schedule_flush();  // the merged broadcast is due
   }
 
   Ticket submit(Holder holder, Callbacks cb) {
@@ -219,6 +243,10 @@ struct QueueImpl : std::enable_shared_from_this<QueueImpl> {
       t.rec_->id = r.id;
       t.rec_->state = r.admission == Admission::started ? TicketState::running : TicketState::waiting;
       records.emplace(r.id, t.rec_);
+      if (t.rec_->state == TicketState::waiting) {
+        const int n = int(core.waiting());  // it joined last
+        newcomers.emplace_back(t.rec_, Position{n, n});
+      }
     }
     absorb();
     return t;

@@ -42,6 +42,7 @@ sandbox::JobSpec data_job_spec(const std::string& source, double timeout_s) {
   spec.env["PLOTQ_DATA_MAX_COLUMNS"] = std::to_string(caps.max_columns);
   spec.env["PLOTQ_DATA_MAX_CSV_BYTES"] = std::to_string(caps.max_bytes);
   spec.env["PLOTQ_DATA_MAX_CELL_CHARS"] = std::to_string(caps.max_cell_chars);
+  spec.env["PLOTQ_DATA_MAX_CODE_CHARS"] = std::to_string(kMaxDataCodeChars);
   spec.label = "data";
   return spec;
 }

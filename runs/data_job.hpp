@@ -14,6 +14,11 @@
 namespace plotq::runs {
 
 inline constexpr std::size_t kMaxDataSourceBytes = 16 * 1024;  // POST /run-data source cap
+// A data snippet's characters as the harness's validator admits them, passed into every data job
+// (PLOTQ_DATA_MAX_CODE_CHARS): the widest any route admits (/run-data's source in bytes, the bound
+// of PLOTQ_TURN_DATA_CODE_MAX_CHARS), so the validator never refuses as `size` what the wire let in.
+inline constexpr std::size_t kMaxDataCodeChars = 16'384;
+static_assert(kMaxDataSourceBytes <= kMaxDataCodeChars, "a /run-data source of n bytes has at most n characters");
 inline constexpr double kMaxDataTimeoutS = 30;
 // The table caps are table::Caps, the parser's: data_job_spec() passes them into the job's
 // environment (PLOTQ_DATA_MAX_*), the harness caps the table under them, and the host reads

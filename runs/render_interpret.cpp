@@ -2,6 +2,8 @@
 // the cross-check of its result against the harness's record, the PNG header, the outcome
 // sentences. No I/O; the asynchronous run is runs/render_job.cpp.
 #include "runs/render_interpret.hpp"
+#include "sandbox/canvas.hpp"
+#include "common/theme.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -76,10 +78,7 @@ std::optional<std::pair<int, int>> png_size(const std::string& bytes) {
   return std::make_pair(static_cast<int>(w), static_cast<int>(h));
 }
 
-bool canvas_ok(int width, int height) {
-  auto near = [](int v, int target) { return std::abs(v - target) <= kCanvasTolerancePx; };
-  return (near(width, 3200) && near(height, 1800)) || (near(width, 2400) && near(height, 2400));
-}
+bool canvas_ok(int width, int height) { return sandbox::on_canvas(width, height, kCanvasTolerancePx); }
 
 std::string canvas_of(int width, int height) { return canvas_ok(width, height) ? "exact" : "off"; }
 
@@ -99,14 +98,12 @@ std::string validate_render_request(const RenderRequest& r) {
   if (utf8_chars(r.data_csv) > kMaxDataCsvChars) return "data_csv";
   if (!r.data_csv.empty() && render_mode(r.library) == "snippet") return "data_csv";  // a page has no files
   if (!(r.timeout_s > 0) || !(r.timeout_s <= kMaxRenderTimeoutS)) return "timeout_s";
-  if (r.themes.empty() || r.themes.size() > 2) return "themes";
-  for (const auto& t : r.themes)
-    if (t != "light" && t != "dark") return "themes";
-  if (r.themes.size() == 2 && r.themes[0] == r.themes[1]) return "themes";
+  if (!themes_problem(r.themes).empty()) return "themes";
   return "";
 }
 
-sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s) {
+sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s,
+                                 std::uint64_t figure_max_bytes) {
   std::string mode = render_mode(request.library);
   sandbox::JobSpec spec;
   spec.mode = mode;
@@ -115,7 +112,7 @@ sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string
   spec.argv = {"--" + mode, kPlotFile};
   spec.env["ANYPLOT_THEME"] = theme;
   spec.timeout_s = timeout_s;
-  spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? kMaxFigureBytes : kMaxPngBytes;
+  spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? figure_max_bytes : kMaxPngBytes;
   spec.outputs[kResultFile] = kMaxRenderRecordBytes;
   spec.label = "render " + request.job_id + " " + theme;
   return spec;
@@ -222,7 +219,7 @@ std::string describe(const ThemeRun& r) {
   };
   if (o == "ok" && r.png && r.canvas == "off")
     return "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) +
-           " image (not the 3200x1800 or 2400x2400 canvas).";
+           " image (not the " + sandbox::canvases_text() + " canvas).";
   if (o == "ok")
     return r.png ? "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) + " image."
                  : "The plot step finished; the figure is drawn next.";
@@ -237,7 +234,7 @@ std::string describe(const ThemeRun& r) {
                   : "The plot ran but saved no image: save it with fig.savefig(f\"plot-{THEME}.png\").";
   if (o == "canvas_size")  // figure mode: the renderer sets the canvas, so another size is its fault
     return "The figure's image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +
-           ", not the 3200x1800 or 2400x2400 canvas the figure renderer draws.";
+           ", not the " + sandbox::canvases_text() + " canvas the figure renderer draws.";
   if (o == "output_too_large") {
     bool image = !figure || (r.limit && *r.limit == static_cast<double>(kMaxPngBytes));
     return std::string(image ? "The image" : "The figure") + " is larger than " + mib(r.limit) + ".";

@@ -22,7 +22,6 @@ inline constexpr std::size_t kMaxRenderSourceChars = 131'072;
 inline constexpr std::size_t kMaxDataCsvChars = 2'097'152;
 inline constexpr double kMaxRenderTimeoutS = 120;
 inline constexpr std::size_t kMaxPngBytes = 10'485'760;
-inline constexpr std::size_t kMaxFigureBytes = 16u << 20;  // plot-<theme>.json (FigureConfig's cap too)
 inline constexpr std::size_t kMaxRenderRecordBytes = 64 * 1024;  // result.json
 inline constexpr int kCanvasTolerancePx = 16;
 
@@ -83,7 +82,10 @@ std::string validate_render_request(const RenderRequest& request);
 
 // One theme's plot step: mode plot|figure, plot.py (+ data.csv), ANYPLOT_THEME, the output and
 // result.json under their caps.
-sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s);
+// figure_max_bytes: the cap of a figure job's plot-<theme>.json, the figure renderer's
+// (FigureRenderer::figure_max_bytes, PLOTQ_FIGURE_MAX_BYTES).
+sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s,
+                                 std::uint64_t figure_max_bytes);
 // The plot step's result, cross-checked against the harness's record. Plot mode ends here (ok
 // with the PNG, or a reason). Figure mode answers "ok" with the collected JSON still in
 // run.job.outputs["plot-<theme>.json"] for the screenshot step; every other output is dropped.

@@ -2,6 +2,8 @@
 // the Launcher, figure mode's draw on the host, cancel. Every decision is a pure function of
 // runs/render_interpret.cpp.
 #include "runs/render_job.hpp"
+#include "sandbox/canvas.hpp"
+#include "common/theme.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -93,6 +95,9 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   asio::io_context& io;
   sandbox::Launcher& launcher;
   sandbox::FigureRenderer* figures;
+  // The figure JSON cap: the renderer's setting; without a renderer (figures are then answered
+  // runtime_unavailable) its default.
+  std::uint64_t figure_cap() const { return figures ? figures->figure_max_bytes() : sandbox::FigureConfig{}.figure_max_bytes; }
   std::shared_ptr<RendererShared> shared;
   std::uint64_t id = 0;
   RenderRequest req;
@@ -140,7 +145,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     }
     in_job = true;
     std::weak_ptr<RenderRun> weak = shared_from_this();
-    job = launcher.run(render_job_spec(req, theme, req.timeout_s), [weak, theme](sandbox::JobResult jr) {
+    job = launcher.run(render_job_spec(req, theme, req.timeout_s, figure_cap()), [weak, theme](sandbox::JobResult jr) {
       if (auto self = weak.lock()) self->plot_done(theme, std::move(jr));
     });
   }
@@ -249,7 +254,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       if (current.outcome == "guard_refused") current.refusal_rule = "import";
       if (current.outcome == "timeout") current.timed_out = true;
       if (current.outcome == "output_too_large") {
-        current.limit = static_cast<double>(kMaxFigureBytes);
+        current.limit = static_cast<double>(figure_cap());
         current.measured.reset();
       }
       return draw_finished();
@@ -291,7 +296,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     if (!canvas_ok(current.width, current.height)) {
       current.outcome = "canvas_size";
       current.measured = current.width;
-      current.limit = current.width * 3 >= current.height * 4 ? 3200 : 2400;
+      current.limit = sandbox::meant_width(current.width, current.height);
       return draw_finished();
     }
     current.png = std::move(rd.data);
@@ -428,7 +433,7 @@ RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderRe
   shared_->runs[run->id] = run;
   if (!refused.empty()) {
     for (const auto& theme : run->req.themes) {
-      if (theme != "light" && theme != "dark") continue;
+      if (!known_theme(theme)) continue;
       ThemeRun r;
       r.theme = theme;
       r.outcome = refused;

@@ -1,4 +1,5 @@
 #include "sandbox/figure_renderer.hpp"
+#include "sandbox/canvas.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -362,8 +363,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
         r.reused = msg.value("reused", false);
         r.ready = msg.value("ready", "");
         r.popups = msg.value("popups", 0);
-        bool landscape = r.width == 3200 && r.height == 1800, square = r.width == 2400 && r.height == 2400;
-        if (!landscape && !square) r = failure("protocol_error", "the renderer reported an unexpected size");
+        if (!on_canvas(r.width, r.height)) r = failure("protocol_error", "the renderer reported an unexpected size");
       } else {
         r.code = msg.at("code").get<std::string>();
         r.detail = msg.value("detail", "");
@@ -601,6 +601,7 @@ std::string FigureRenderer::unavailable_reason(const std::string& library) const
   return impl_->unavailable_reason(library);
 }
 const std::string& FigureRenderer::js_modules() const { return impl_->cfg.js_modules; }
+std::uint64_t FigureRenderer::figure_max_bytes() const { return impl_->cfg.figure_max_bytes; }
 std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
 std::uint64_t FigureRenderer::cancels_in_flight() const { return impl_->cancels_in_flight; }
 std::uint64_t FigureRenderer::cancels_acknowledged() const { return impl_->cancels_acknowledged; }

@@ -147,6 +147,9 @@ class FigureRenderer {
   std::string unavailable_reason(const std::string& library = "") const;  // "" when available
   // The snippet libraries' modules dir this renderer draws with (FigureConfig::js_modules).
   const std::string& js_modules() const;
+  // The figure JSON cap it reads under (PLOTQ_FIGURE_MAX_BYTES): the sandbox job that writes the
+  // JSON is given the same cap, so the setting moves both and the answer reports it.
+  std::uint64_t figure_max_bytes() const;
 
   // Diagnostics (read on the io_context thread): renderer processes started so far, and the pid
   // and process group of the current one (0 when none).

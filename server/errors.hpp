@@ -26,7 +26,7 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"too_large", 413, "request body over the body limit (answered before reading it)"},
     {"too_long", 413, "a text field over its character cap (e.g. a turn's text)"},
     {"invalid_job", 422, "the body is not JSON or does not match the route's wire model"},
-    {"invalid_library", 422, "a plotting library plotq does not render (runs/libraries.hpp lists the eight)"},
+    {"invalid_library", 422, "a plotting library plotq does not render (runs/libraries.hpp lists them)"},
     {"code", 422, "a paste that is code: send it as a data snippet in the chat instead"},
     {"formula", 422, "a paste that is a formula, not a table"},
     {"encoding", 422, "a paste that is not valid UTF-8"},

@@ -1,6 +1,12 @@
 #include "server/limits.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "store/admission.hpp"
+#include "store/error.hpp"
+#include "store/turn_event_writer.hpp"
 #include "store/quotas.hpp"
+#include "store/sql.hpp"
 #include "store/sessions.hpp"
 #include "store/strikes.hpp"
 #include "store/turns.hpp"
@@ -20,11 +26,11 @@ std::map<std::string, std::int64_t> limits_table(const TurnConfig& c) {
   };
 }
 
-std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, const std::string& user,
-                                        store::UnixSeconds now) {
-  store::Booking b = store::quotas::book(db, user, store::Counter::messages, now, c.messages_per_day,
-                                         c.messages_per_minute);
-  switch (b.verdict) {
+namespace {
+
+// The message limits' verdict on one more message (day first), or nullopt when it fits.
+std::optional<std::string> message_refusal(store::BookVerdict v) {
+  switch (v) {
     case store::BookVerdict::booked: return std::nullopt;
     case store::BookVerdict::day_limit: return "daily_limit";
     case store::BookVerdict::minute_limit: return "rate_limited";
@@ -32,9 +38,7 @@ std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, cons
   return "rate_limited";
 }
 
-void unbook_message(store::Db& db, const std::string& user, store::UnixSeconds booked_at) {
-  store::quotas::unbook(db, user, store::Counter::messages, booked_at);
-}
+}  // namespace
 
 std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
                                     store::TurnAction kind, store::UnixSeconds now) {
@@ -70,29 +74,58 @@ ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& 
   return out;
 }
 
-Admission admit_message(store::Db& db, const TurnConfig& c, const std::string& user, const std::string& session,
-                        const std::string& turn, bool session_open, store::ScopeVerdict scope, bool start_plain,
-                        store::UnixSeconds now) {
-  Admission a;
-  // The message limits come before anything else; a refused message counts nothing.
-  if ((a.refusal = book_message(db, c, user, now))) return a;
-  if (!session_open) {
-    unbook_message(db, user, now);
-    a.refusal = "session_closed";
+namespace {
+
+std::string compact(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+// The events of a turn that ends at its admission, as TurnService would emit them one by one.
+std::vector<Admission::Event> ending_events(const std::string& turn, const Admission& a, std::string_view plain_answer) {
+  std::vector<Admission::Event> out;
+  out.push_back({"ready", compact({{"v", "plotq/1"}, {"run_id", turn}, {"turn", turn}})});
+  if (a.refusal) out.push_back({"refusal", compact({{"code", *a.refusal}, {"text", refusal_text(*a.refusal)}})});
+  else out.push_back({"message", compact({{"text", plain_answer}})});
+  out.push_back({"done", nlohmann::json{{"turn", turn}, {"state", a.refusal ? "refused" : "ok"}}.dump()});
+  return out;
+}
+
+}  // namespace
+
+Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn, store::ScopeVerdict scope,
+                        store::UnixSeconds now, std::string_view plain_answer) {
+  return store::guarded("admit a message", [&] {
+    // The user's quota lock first: two nodes admitting for one user check and write in turn.
+    store::Tx tx(db, store::quotas::quota_lock(turn.user_id));
+    Admission a;
+    // Everything read first, in one statement; then the writes, which nothing reads back.
+    const auto seen = store::admission::read(db, turn.user_id, turn.session_id, now, now - c.attack_strike_window_s);
+    if (!seen.session_found) {  // removed since the node learnt its owner: nothing is written
+      a.session_missing = true;
+      return a;
+    }
+    a.refusal = message_refusal(store::quotas::verdict(seen.messages, c.messages_per_day, c.messages_per_minute));
+    if (!a.refusal && !seen.session_open) a.refusal = "session_closed";
+    if (!a.refusal && c.attack_strikes > 0 && seen.strikes >= c.attack_strikes) a.refusal = "locked_out";
+    const bool plain = turn.action == store::TurnAction::none;
+    turn.running = !a.refusal && scope == store::ScopeVerdict::none && plain;  // a plain turn starts at once
+    store::turns::create(db, turn, now);
+    if (!a.refusal) {
+      store::quotas::add(db, turn.user_id, store::Counter::messages, now);
+      if (scope != store::ScopeVerdict::none) {
+        a.scope = apply_scope(db, c, turn.user_id, turn.session_id, turn.id, scope, now);
+        a.refusal = a.scope->code;
+      }
+    }
+    if (a.refusal || plain) {
+      a.events = ending_events(turn.id, a, plain_answer);
+      const std::string at = store::iso_utc(now);
+      store::turns::EventWriter writer(db);
+      for (std::size_t i = 0; i < a.events.size(); ++i)
+        writer.append(turn.id, static_cast<std::int64_t>(i + 1), a.events[i].name, a.events[i].data, at);
+      writer.finish_own(turn.id, a.refusal ? "refused" : "ok", a.refusal, at);
+    }
+    tx.commit();
     return a;
-  }
-  if (locked_out(db, c, user, now)) {
-    unbook_message(db, user, now);
-    a.refusal = "locked_out";
-    return a;
-  }
-  if (scope != store::ScopeVerdict::none) {
-    a.scope = apply_scope(db, c, user, session, turn, scope, now);
-    a.refusal = a.scope->code;
-    return a;
-  }
-  if (start_plain) store::turns::start(db, turn);
-  return a;
+  });
 }
 
 std::string refusal_text(const std::string& code) {

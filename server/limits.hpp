@@ -7,9 +7,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "store/db.hpp"
 #include "store/time.hpp"
+#include "store/turns.hpp"
 #include "store/types.hpp"
 
 namespace plotq::server {
@@ -34,10 +37,6 @@ struct TurnConfig {
   double render_timeout_s = 60;              // PLOTQ_TURN_RENDER_TIMEOUT_S: one theme's render timeout
   // stream
   int retry_ms = 2000;                       // PLOTQ_SSE_RETRY_MS: the stream's first "retry:" line
-  // PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S: a waiting turn's status{queued} goes out at once, but changes
-  // within this long of its last one are merged into one status at the end of the interval (the
-  // newest position wins). Without it every arrival in a queue of N would cost N stored events.
-  double queue_status_min_interval_s = 0.5;
   // PLOTQ_LOG_SLOW_FLUSH_MS: a loop turn whose events took this long to write and store is logged
   // (event_flush_slow); 0 = every one.
   double slow_flush_log_ms = 50;
@@ -47,14 +46,6 @@ struct TurnConfig {
 
 // The names and values written to quota_limits at start (store::quotas::write_limits).
 std::map<std::string, std::int64_t> limits_table(const TurnConfig& c);
-
-// A refusal code, or nullopt when the message may go on. Books one message for the user (minute
-// and day in one BEGIN IMMEDIATE transaction); a refused booking counts nothing.
-//   rate_limited | daily_limit
-std::optional<std::string> book_message(store::Db& db, const TurnConfig& c, const std::string& user,
-                                        store::UnixSeconds now);
-// Gives back a booked message (a turn that plotq then refused: session_closed, locked_out).
-void unbook_message(store::Db& db, const std::string& user, store::UnixSeconds booked_at);
 
 // Books one daily data run or pipeline run: nullopt, or data_runs_exhausted | pipeline_runs_exhausted.
 std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
@@ -77,17 +68,26 @@ ScopeOutcome apply_scope(store::Db& db, const TurnConfig& c, const std::string& 
                          const std::string& session, const std::string& turn, store::ScopeVerdict scope,
                          store::UnixSeconds now);
 
-// A message's admission in one store call (one round trip on PostgreSQL), in the order plotqd has
-// always checked: the message booking, then a closed session and the lockout (each gives the
-// booking back), then a scope verdict; a plain turn (start_plain) is marked running in the same
-// call. refusal: the code to answer, nullopt to go on; scope: what a verdict did, for the log.
+// A message's admission, and its turn's row, in one transaction under the user's quota lock (one
+// store call), in the order plotqd has always checked: the message limits (rate_limited,
+// daily_limit), a closed session (as the transaction reads it), the lockout, then a scope verdict; only a message that passes
+// the first three is counted. All it reads is one statement, so on PostgreSQL the whole call is
+// two round trips. A turn that ends here (a refusal, or a plain turn answered with plain_answer)
+// is ended in the same transaction: its events (ready, refusal or message, done) and its end are
+// written with it, and `events` lists them for the loop to send. A store failure writes nothing.
+// refusal: the code to answer, nullopt to go on; scope: what a verdict did, for the log.
 struct Admission {
+  struct Event {
+    std::string name;
+    std::string data;  // compact JSON, as EventLog writes it
+  };
   std::optional<std::string> refusal;
   std::optional<ScopeOutcome> scope;
+  std::vector<Event> events;  // seq 1, 2, ...; empty when the turn goes on to its action
+  bool session_missing = false;  // the session is gone: nothing was written (session_not_found)
 };
-Admission admit_message(store::Db& db, const TurnConfig& c, const std::string& user, const std::string& session,
-                        const std::string& turn, bool session_open, store::ScopeVerdict scope, bool start_plain,
-                        store::UnixSeconds now);
+Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn, store::ScopeVerdict scope,
+                        store::UnixSeconds now, std::string_view plain_answer);
 
 // The fixed sentence shown with a refusal code.
 std::string refusal_text(const std::string& code);

@@ -1,4 +1,5 @@
 #include "server/route_bodies.hpp"
+#include "common/theme.hpp"
 
 #include "common/text.hpp"
 #include "runs/data_job.hpp"
@@ -21,14 +22,13 @@ bool library_name(std::string_view s) {
 // 1..2 distinct of light | dark, in request order; nullopt otherwise.
 std::optional<std::vector<std::string>> themes_of(const nlohmann::json& j) {
   auto it = j.find("themes");
-  if (it == j.end() || !it->is_array() || it->empty() || it->size() > 2) return std::nullopt;
+  if (it == j.end() || !it->is_array() || it->size() > kThemes.size()) return std::nullopt;
   std::vector<std::string> themes;
   for (const auto& t : *it) {
-    if (!t.is_string() || (t != "light" && t != "dark")) return std::nullopt;
-    for (const auto& seen : themes)
-      if (t == seen) return std::nullopt;
+    if (!t.is_string()) return std::nullopt;
     themes.push_back(t.get<std::string>());
   }
+  if (!themes_problem(themes).empty()) return std::nullopt;
   return themes;
 }
 

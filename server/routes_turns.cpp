@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/log.hpp"
+#include "common/theme.hpp"
 #include "server/app.hpp"
 #include "server/session_access.hpp"
 #include "server/turn_service.hpp"
@@ -31,14 +32,15 @@ void register_turn_routes(App& app) {
   });
   app.count_work([svc] { return svc->turns.size(); });
 
-  app.router.post("/v1/sessions", [&app](Request req, std::shared_ptr<Responder> res) {
+  app.router.post("/v1/sessions", [&app, svc](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
     if (!caller) return;
     std::string id = store::new_id();
     app.store.run(
         "create session", [id, user = caller->user](store::Db& db) { store::sessions::create(db, id, user, store::now_unix()); },
-        [res, id](store::Stored<void> made) {
+        [res, id, svc, user = caller->user](store::Stored<void> made) {
           if (!made.ok()) return res->send_error(store_failure_code(made.code));
+          svc->owners.remember(id, user);
           res->send_json(201, {{"id", id}});
         });
   });
@@ -55,9 +57,18 @@ void register_turn_routes(App& app) {
     if (parsed.message->scope != store::ScopeVerdict::none && !app.callers.verify(req, Need::assistant).caller)
       return res->send_error("forbidden");
     auto msg = std::make_shared<MessageRequest>(std::move(*parsed.message));
-    with_owned_session(app, *caller, req.param("id"), res, [svc, res, msg](const store::Session& session) {
-      if (svc->turns.active_for(session.user_id)) return res->send_error("run_active");
-      svc->start(session.user_id, session.id, session.open(), std::move(*msg), res);
+    auto go = [svc, res, msg](const std::string& user, const std::string& session) {
+      if (svc->turns.active_for(user)) return res->send_error("run_active");
+      svc->start(user, session, std::move(*msg), res);
+    };
+    // A session the node knows: its owner decides at once (the admission reads its state).
+    if (auto owner = svc->owners.find(req.param("id"))) {
+      if (!may_use(*caller, *owner)) return res->send_error("session_not_found");
+      return go(*owner, std::string(req.param("id")));
+    }
+    with_owned_session(app, *caller, req.param("id"), res, [svc, go](const store::Session& session) {
+      svc->owners.remember(session.id, session.user_id);
+      go(session.user_id, session.id);
     });
   }, message_opts);
 
@@ -89,8 +100,9 @@ void register_turn_routes(App& app) {
   // random turn id, and the turn must belong to the session).
   app.router.get("/v1/sessions/{id}/turns/{turn}/plots/{file}", [&app](Request req, std::shared_ptr<Responder> res) {
     std::string_view file = req.param("file");
-    std::string theme = file == "light.png" ? "light" : file == "dark.png" ? "dark" : "";
-    if (theme.empty()) return res->send_error("not_found");
+    // <theme>.png
+    std::string theme = file.size() > 4 && file.substr(file.size() - 4) == ".png" ? std::string(file.substr(0, file.size() - 4)) : "";
+    if (!known_theme(theme)) return res->send_error("not_found");
     app.store.run(
         "read turn plot",
         [session = std::string(req.param("id")), turn = std::string(req.param("turn")), theme](store::Db& db) {

@@ -5,10 +5,12 @@
 
 namespace plotq::server {
 
-bool may_use(const Caller& caller, const std::optional<store::Session>& s) {
+bool may_use(const Caller& caller, const std::string& owner) {
   bool trusted = caller.role == Role::assistant && !caller.development;
-  return s && (s->user_id == caller.user || trusted);
+  return owner == caller.user || trusted;
 }
+
+bool may_use(const Caller& caller, const std::optional<store::Session>& s) { return s && may_use(caller, s->user_id); }
 
 void with_owned_session(App& app, const Caller& caller, std::string_view id, std::shared_ptr<Responder> res,
                         std::function<void(const store::Session&)> then) {

@@ -15,6 +15,8 @@ namespace plotq::server {
 
 // Whether the caller may use this session (pure: the answer for a session read from the store).
 bool may_use(const Caller& caller, const std::optional<store::Session>& s);
+// The same by the session's owner alone (who owns a session never changes).
+bool may_use(const Caller& caller, const std::string& owner);
 
 // Reads the session through app.store and calls `then` with it on the loop when the caller may use
 // it; otherwise answers 404 session_not_found (or 503 store_unavailable / storage_full) itself.

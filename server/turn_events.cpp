@@ -54,6 +54,18 @@ void EventLog::finish(const std::shared_ptr<Turn>& turn, const std::string& stat
   schedule();
 }
 
+void EventLog::deliver_stored(const std::shared_ptr<Turn>& turn,
+                              const std::vector<std::pair<std::string, std::string>>& events) {
+  if (turn->ending()) return;
+  turn->stage = Turn::Stage::ending;
+  for (const auto& [name, data] : events) {
+    const std::int64_t seq = turn->next_seq++;
+    auto frame = format_sse_event(name, data, std::to_string(seq));
+    if (frame) turn->deliver(seq, name, *frame);
+  }
+  if (on_done_) on_done_(turn);
+}
+
 void EventLog::schedule() {
   if (scheduled_) return;
   scheduled_ = true;

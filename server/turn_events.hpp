@@ -49,6 +49,9 @@ class EventLog {
   // Queues done{turn, state} and the turn's end in the store (turns::finish with outcome = state
   // and code); the turn is ending from now on. on_done runs after the done event was delivered.
   void finish(const std::shared_ptr<Turn>& turn, const std::string& state, const std::optional<std::string>& code);
+  // Sends events that the store already has (a turn ended by its admission's transaction, which
+  // wrote them as seq 1, 2, ...; the last is done) and lets the turn go, as deliver() would.
+  void deliver_stored(const std::shared_ptr<Turn>& turn, const std::vector<std::pair<std::string, std::string>>& events);
   // Called once per turn after its done event went out (the service forgets the turn there).
   void on_turn_done(std::function<void(const std::shared_ptr<Turn>&)> hook) { on_done_ = std::move(hook); }
 

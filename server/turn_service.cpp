@@ -47,8 +47,8 @@ const char* TurnService::help_text() {
          "plotly) to render it as an image.";
 }
 
-void TurnService::start(const std::string& user, const std::string& session_id, bool session_open,
-                        MessageRequest msg, std::shared_ptr<Responder> res) {
+void TurnService::start(const std::string& user, const std::string& session_id, MessageRequest msg,
+                        std::shared_ptr<Responder> res) {
   auto t = std::make_shared<Turn>(store::new_id(), session_id, user);
   t->arrival = next_arrival_++;
   // Registered at once: from now on the user's next message is run_active, also while the row is
@@ -56,14 +56,20 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
   turns.add(t);
   store::NewTurn row{t->id, session_id, user, static_cast<std::int64_t>(msg.text_chars), msg.action.kind};
   auto m = std::make_shared<MessageRequest>(std::move(msg));
+  // The turn's row and its admission in one store call (one transaction): nothing is streamed
+  // before the store has the turn.
   app.store.run(
-      "create turn", [row](store::Db& db) { store::turns::create(db, row, store::now_unix()); },
-      [this, t, res, session_open, m](store::Stored<void> made) {
-        if (!made.ok()) {  // nothing was streamed: the request gets the store's answer
+      "admit a message",
+      [cfg = cfg, row, scope = m->scope](store::Db& db) {
+        return admit_message(db, cfg, row, scope, store::now_unix(), help_text());
+      },
+      [this, t, res, m](store::Stored<Admission> a) {
+        if (!a.ok() || a.value->session_missing) {  // nothing was written or streamed
           turns.remove(*t);
           in_arrival_order(t, nullptr);
-          log_event("turn_start_failed", {{"code", made.code}});
-          if (!res->answered()) res->send_error(store_failure_code(made.code));
+          if (!a.ok()) log_event("turn_start_failed", {{"code", a.code}});
+          else owners.forget(t->session_id);
+          if (!res->answered()) res->send_error(a.ok() ? "session_not_found" : store_failure_code(a.code));
           return;
         }
         StreamOptions opts;
@@ -71,6 +77,7 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
         opts.headers.push_back({"X-Plotq-Turn", t->id});  // the turn to resume or cancel, before any event is read
         res->start_stream(std::move(opts));
         t->subscribe(res, 0);
+        if (!a.value->events.empty()) return ended_at_admission(t, *a.value, *m);
 
         std::weak_ptr<Turn> weak = t;
         t->slot = std::make_unique<queue::TurnSlot>(
@@ -78,45 +85,46 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
               if (auto turn = weak.lock()) on_deadline(turn);
             });
         emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
-        run(t, session_open, *m);
+        answer(t, *a.value, *m);
       });
 }
 
-void TurnService::run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg) {
-  bool plain = msg.action.kind == store::TurnAction::none;
-  app.store.run(
-      "admit a message",
-      [cfg = cfg, user = t->user, session = t->session_id, turn = t->id, session_open, scope = msg.scope,
-       plain](store::Db& db) {
-        return admit_message(db, cfg, user, session, turn, session_open, scope, plain, store::now_unix());
-      },
-      [this, t, msg](store::Stored<Admission> a) {
-        if (t->ending()) return;
-        if (!a.ok()) {
-          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", a.code}});
-          return fail(t, std::string(store_failure_code(a.code)));
-        }
-        if (a.value->scope) {
-          const ScopeOutcome& o = *a.value->scope;
-          log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
-                                   {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
-        }
-        if (a.value->refusal) return refuse(t, *a.value->refusal);
-        try {
-          switch (msg.action.kind) {
-            case store::TurnAction::none:
-              emit(t, "message", {{"text", help_text()}});
-              return complete(t);
-            case store::TurnAction::data:
-              return run_data_action(*this, t, msg.action);
-            case store::TurnAction::plot:
-              return run_plot_action(*this, t, msg.action);
-          }
-        } catch (const std::exception& e) {
-          log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
-          fail(t, "internal");
-        }
-      });
+void TurnService::ended_at_admission(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg) {
+  if (a.scope) {
+    const ScopeOutcome& o = *a.scope;
+    log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
+                             {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
+  }
+  if (a.refusal) count_turn_refusal(*a.refusal);
+  in_arrival_order(t, nullptr);  // an ending turn holds nobody's place
+  t->stop_work = nullptr;
+  std::vector<std::pair<std::string, std::string>> stored;
+  for (const auto& e : a.events) stored.emplace_back(e.name, e.data);
+  events.deliver_stored(t, stored);
+}
+
+void TurnService::answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg) {
+  if (t->ending()) return;
+  if (a.scope) {
+    const ScopeOutcome& o = *a.scope;
+    log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
+                             {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
+  }
+  if (a.refusal) return refuse(t, *a.refusal);
+  try {
+    switch (msg.action.kind) {
+      case store::TurnAction::none:
+        emit(t, "message", {{"text", help_text()}});
+        return complete(t);
+      case store::TurnAction::data:
+        return run_data_action(*this, t, msg.action);
+      case store::TurnAction::plot:
+        return run_plot_action(*this, t, msg.action);
+    }
+  } catch (const std::exception& e) {
+    log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
+    fail(t, "internal");
+  }
 }
 
 void TurnService::on_deadline(const std::shared_ptr<Turn>& t) {
@@ -286,7 +294,7 @@ void TurnService::queued_status(const std::shared_ptr<Turn>& t, queue::Position 
   if (t->ending() || t->stage != Turn::Stage::queued) return;
   using namespace std::chrono;
   auto now = steady_clock::now();
-  auto gap = duration_cast<steady_clock::duration>(duration<double>(cfg.queue_status_min_interval_s));
+  auto gap = duration_cast<steady_clock::duration>(duration<double>(app.queue.config().status_min_interval_s));
   if (t->deferred_status) {  // one is already due: it will carry this newer position
     t->deferred_status = p;
     return;

@@ -15,6 +15,7 @@
 #include "runs/ledger_row.hpp"
 #include "server/app.hpp"
 #include "server/limits.hpp"
+#include "server/session_owners.hpp"
 #include "server/turn.hpp"
 #include "server/turn_action.hpp"
 #include "server/turn_events.hpp"
@@ -35,11 +36,13 @@ class TurnService {
   const TurnConfig& cfg;
   EventLog events;
   TurnRegistry turns;
+  SessionOwners owners;  // sessions this node has seen, by id: their user
   std::unique_ptr<runs::Renderer> renderer;  // null when plot renders are not built in
 
-  // Starts a turn for a message that passed the HTTP checks (413, 404, 409): creates it, streams it
-  // on res and runs it. When the store refuses the turn's row, res gets the store's error instead.
-  void start(const std::string& user, const std::string& session_id, bool session_open, MessageRequest msg,
+  // Starts a turn for a message that passed the HTTP checks (413, 404, 409): admits and creates it
+  // in one transaction, streams it on res and runs it. When the store fails, res gets the store's
+  // error instead; when the session is gone, session_not_found.
+  void start(const std::string& user, const std::string& session_id, MessageRequest msg,
              std::shared_ptr<Responder> res);
 
   // POST .../cancel: "cancelled" (a waiting or not yet running turn ended), "cancelling" (its running
@@ -74,7 +77,9 @@ class TurnService {
   void take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
                  std::function<void(const std::shared_ptr<Turn>&)> run);
   // Sends status{queued, position, waiting}: at once when the last one is older than
-  // queue_status_min_interval_s, else once at the end of that interval with the newest position.
+  // PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S (queue::Config), else once at the end of that interval with the
+  // newest position (the queue merges its broadcasts at the same rate; this keeps a turn that entered
+  // between two of them from getting two statuses within the interval).
   void queued_status(const std::shared_ptr<Turn>& t, queue::Position p);
   // A refused run's ledger row (quota, capacity, cancelled while waiting); logged when it cannot be written.
   void ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code, double slot_wait_s = 0);
@@ -85,7 +90,10 @@ class TurnService {
   static const char* help_text();
 
  private:
-  void run(const std::shared_ptr<Turn>& t, bool session_open, const MessageRequest& msg);
+  // What an admitted message does: a refusal, the plain answer, or its action.
+  void answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
+  // A turn the admission ended (a refusal, a plain answer): its events are stored, they are sent.
+  void ended_at_admission(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
   void on_deadline(const std::shared_ptr<Turn>& t);
   void end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code);
   void send_deferred_statuses();

@@ -1,4 +1,5 @@
 #include "server/turn_wire.hpp"
+#include "common/theme.hpp"
 
 #include "runs/libraries.hpp"
 #include "server/wire.hpp"
@@ -67,15 +68,12 @@ ParsedMessage parse_message(std::string_view body, const TurnConfig& c) {
         if (!lang || *lang != lib->language) return fail("invalid_job");
       }
       auto th = a->find("themes");
-      if (th == a->end() || !th->is_array() || th->empty() || th->size() > 2) return fail("invalid_job");
+      if (th == a->end() || !th->is_array() || th->size() > kThemes.size()) return fail("invalid_job");
       for (const auto& t : *th) {
         if (!t.is_string()) return fail("invalid_job");
-        std::string name = t.get<std::string>();
-        if (name != "light" && name != "dark") return fail("invalid_job");
-        for (const auto& seen : m.action.themes)
-          if (seen == name) return fail("invalid_job");
-        m.action.themes.push_back(name);
+        m.action.themes.push_back(t.get<std::string>());
       }
+      if (!themes_problem(m.action.themes).empty()) return fail("invalid_job");
       if (utf8_chars(*code) > static_cast<std::size_t>(c.plot_code_max_chars)) return fail("too_long");
       m.action.kind = store::TurnAction::plot;
       m.action.code = std::move(*code);

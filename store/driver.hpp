@@ -23,6 +23,9 @@ class Cursor {
   virtual void bind_blob(int i, std::string_view v) = 0;
   virtual bool step() = 0;
   virtual std::int64_t run() = 0;  // to completion; rows changed
+  // Runs it when nothing needs its answer (see Stmt::send): SQLite at once, PostgreSQL inside a
+  // transaction in the same round trip as the next statement that waits.
+  virtual void send() { run(); }
   virtual void reset() = 0;
   virtual int columns() const = 0;
   virtual bool is_null(int i) const = 0;

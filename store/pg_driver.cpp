@@ -102,6 +102,27 @@ PGresult* round_trip(PGconn* c, const std::function<int()>& send, std::chrono::m
   return last;
 }
 
+// One result of a pipeline (see PgConn::piped), waited for until `deadline` as round_trip waits.
+// Null at the end of a command's results; `lost` is set when the connection broke or the deadline
+// passed (the socket is then shut, so libpq says the connection is bad from now on).
+PGresult* next_result(PGconn* c, Clock::time_point deadline, bool& lost) {
+  while (PQisBusy(c)) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      ::shutdown(PQsocket(c), SHUT_RDWR);
+      PQconsumeInput(c);
+      lost = true;
+      return nullptr;
+    }
+    pollfd p{PQsocket(c), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) < 0 && errno != EINTR) break;
+    if (!PQconsumeInput(c)) break;
+  }
+  PGresult* r = PQgetResult(c);
+  if (!r && PQstatus(c) == CONNECTION_BAD) lost = true;
+  return r;
+}
+
 class PgConn;
 
 class PgCursor final : public Cursor {
@@ -131,6 +152,7 @@ class PgCursor final : public Cursor {
     const char* n = PQcmdTuples(res_.get());
     return n && *n ? std::atoll(n) : 0;
   }
+  void send() override;
   void reset() override {
     res_.reset();
     row_ = -1;
@@ -183,6 +205,7 @@ class PgCursor final : public Cursor {
     binary_[k - 1] = binary ? 1 : 0;
   }
   void execute();
+  Result dispatch(bool wait);
 
   PgConn& conn_;
   std::string name_;
@@ -206,7 +229,7 @@ class PgConn final : public Conn {
     if (it == prepared_.end()) {
       PgSql pg = to_pg_placeholders(sql);
       std::string name = "p" + std::to_string(prepared_.size() + 1);
-      Result r(round_trip(c_, [&] { return PQsendPrepare(c_, name.c_str(), pg.text.c_str(), 0, nullptr); }, limit()));
+      Result r = command([&] { return PQsendPrepare(c_, name.c_str(), pg.text.c_str(), 0, nullptr); }, "prepare");
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c_, r.get(), "prepare");
       it = prepared_.emplace(std::string(sql), Prepared{name, pg.params, std::move(pg.pg_number)}).first;
     }
@@ -214,29 +237,56 @@ class PgConn final : public Conn {
   }
 
   void exec_script(std::string_view sql) override {
+    // A script is the simple protocol, which a pipeline does not carry: the transaction goes on
+    // outside it.
+    if (piping_) leave_pipe();
     ensure_connected();
     Result r(query(std::string(sql)));
     auto st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) throw_result(c_, r.get(), "exec");
   }
-  bool in_transaction() override { return PQtransactionStatus(c_) != PQTRANS_IDLE && PQstatus(c_) == CONNECTION_OK; }
+  bool in_transaction() override {
+    return piping_ || (PQtransactionStatus(c_) != PQTRANS_IDLE && PQstatus(c_) == CONNECTION_OK);
+  }
+  // A write transaction runs in libpq's pipeline mode: BEGIN and the scope's lock go out with the
+  // first statement that waits for an answer, and every Stmt::send with the next one, so a
+  // transaction of n writes costs the round trips of its reads and its commit, not n + 2.
   void begin_write(std::optional<std::string_view> scope) override {
-    exec_script("BEGIN");
-    if (!scope) return exec_script("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
+    ensure_connected();
+    if (!PQenterPipelineMode(c_)) throw_result(c_, nullptr, "pipeline");
+    piping_ = true;
+    sent_ = 0;
+    command([&] { return PQsendQueryParams(c_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0); }, "begin", false);
+    if (!scope) {
+      auto lock = prepare("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
+      return lock->send();
+    }
     if (scope->empty()) return;
     // A scope's lock: its text hashed to the advisory lock's 64-bit key.
     auto lock = prepare("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))");
     lock->bind_text(1, *scope);
-    lock->step();
+    lock->send();
   }
   void commit() override {
     // COMMIT of a failed transaction answers ROLLBACK, not an error: that is a failed commit here.
-    Result r(query("COMMIT"));
+    Result r = piping_ ? command([&] { return PQsendQueryParams(c_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0); },
+                                 "commit")
+                       : Result(query("COMMIT"));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw_result(c_, r.get(), "commit");
     if (std::string_view(PQcmdStatus(r.get())) != "COMMIT")
       throw PgError("40000", "commit: the transaction had failed and was rolled back");
+    if (piping_) leave_pipe();
   }
   void rollback() noexcept override {
+    if (piping_) {
+      try {
+        if (sent_ > 0) sync_and_read(false);  // what is still in the pipe: its errors are this rollback's cause
+      } catch (const std::exception&) {
+      }
+      piping_ = false;
+      sent_ = 0;
+      if (PQstatus(c_) != CONNECTION_OK || !PQexitPipelineMode(c_)) return;  // a bad connection is reset before its next use
+    }
     if (PQstatus(c_) != CONNECTION_OK || PQtransactionStatus(c_) == PQTRANS_IDLE) return;
     PQclear(query("ROLLBACK"));
   }
@@ -251,6 +301,31 @@ class PgConn final : public Conn {
   std::chrono::milliseconds limit() const { return std::chrono::milliseconds(options_.statement_timeout_ms + 3000); }
   PGresult* query(const std::string& sql) {
     return round_trip(c_, [&] { return PQsendQuery(c_, sql.c_str()); }, limit());
+  }
+  bool piping() const { return piping_; }
+
+  // One extended-protocol command. Outside a pipeline: one round trip, its result. In one
+  // (a write transaction): sent; when `wait`, a sync follows and every answer up to it is read,
+  // the first error among the commands sent before it raised, and its own result returned; when
+  // not, it waits in the pipe (null), at most kMaxUnread of them, so the answers stay far below
+  // what a socket buffers and neither side can block on a full one.
+  Result command(const std::function<int()>& send, std::string_view what, bool wait = true) {
+    if (!piping_) {
+      Result r(round_trip(c_, send, limit()));
+      if (!r) throw_result(c_, nullptr, what);
+      return r;
+    }
+    if (!send()) throw_result(c_, nullptr, what);
+    ++sent_;
+    if (!wait && sent_ < kMaxUnread) return nullptr;
+    return sync_and_read(wait);
+  }
+
+  // Ends the pipeline with the transaction still open (a script follows, or the commit came).
+  void leave_pipe() {
+    if (sent_ > 0) sync_and_read(false);
+    piping_ = false;
+    if (!PQexitPipelineMode(c_)) throw_result(c_, nullptr, "pipeline");
   }
   void lost() {
     // Statements prepared on the old session are gone with it.
@@ -294,14 +369,57 @@ class PgConn final : public Conn {
     int params;
     std::vector<int> numbers;
   };
+  // Syncs and reads the answers of the sent_ commands; returns the last one's when `last` (the
+  // command that waits), throws the first error.
+  Result sync_and_read(bool last) {
+    int n = sent_;
+    sent_ = 0;
+    if (!PQpipelineSync(c_)) {
+      lost();
+      throw_result(c_, nullptr, "pipeline sync");
+    }
+    const auto deadline = Clock::now() + limit();
+    bool gone = false;
+    Result first_error, own;
+    for (int k = 0; k < n && !gone; ++k) {
+      // One command's answers end with a null.
+      while (PGresult* r = next_result(c_, deadline, gone)) {
+        auto st = PQresultStatus(r);
+        if (st == PGRES_FATAL_ERROR && !first_error) first_error.reset(r);
+        else if (k == n - 1 && last) own.reset(r);
+        else PQclear(r);
+      }
+    }
+    if (!gone) {
+      Result sync(next_result(c_, deadline, gone));
+      if (!gone && PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) {
+        // Not the answer the protocol promises: the connection is not to be trusted again.
+        ::shutdown(PQsocket(c_), SHUT_RDWR);
+        PQconsumeInput(c_);
+        gone = true;
+      }
+    }
+    if (gone) {
+      piping_ = false;
+      lost();
+      throw PgError("08006", "the connection was lost in the middle of a transaction");
+    }
+    if (first_error) throw_result(c_, first_error.get(), "statement");
+    return own;
+  }
+
+  static constexpr int kMaxUnread = 256;
   PGconn* c_;
   Options options_;
+  bool piping_ = false;
+  int sent_ = 0;  // commands in the pipe whose answers are not read yet
   std::map<std::string, Prepared, std::less<>> prepared_;
   std::chrono::milliseconds backoff_{50};
   Clock::time_point next_try_{};
 };
 
-void PgCursor::execute() {
+// Sends the statement with its bindings; waits for its answer when `wait` (see PgConn::command).
+Result PgCursor::dispatch(bool wait) {
   if (values_.size() < size_t(params_)) {
     values_.resize(params_);
     binary_.resize(params_, 0);
@@ -313,16 +431,31 @@ void PgCursor::execute() {
     lens[k] = values_[k] ? static_cast<int>(values_[k]->size()) : 0;
   }
   PGconn* c = conn_.raw();
-  res_.reset(round_trip(
-      c, [&] { return PQsendQueryPrepared(c, name_.c_str(), params_, vals.data(), lens.data(), binary_.data(), 0); },
-      conn_.limit()));
+  try {
+    // libpq copies the values into its buffer as it sends: they need not outlive this call.
+    return conn_.command(
+        [&] { return PQsendQueryPrepared(c, name_.c_str(), params_, vals.data(), lens.data(), binary_.data(), 0); },
+        "statement", wait);
+  } catch (...) {
+    conn_.lost();
+    throw;
+  }
+}
+
+void PgCursor::execute() {
+  res_ = dispatch(true);
   auto st = PQresultStatus(res_.get());
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     Result failed = std::move(res_);
     conn_.lost();
-    throw_result(c, failed.get(), "statement");
+    throw_result(conn_.raw(), failed.get(), "statement");
   }
   row_ = -1;
+}
+
+void PgCursor::send() {
+  if (!conn_.piping()) return execute();
+  dispatch(false);  // its answer is read, and its error raised, with the next command that waits
 }
 
 }  // namespace

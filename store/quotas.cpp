@@ -20,72 +20,94 @@ std::string limit_name(Counter c, bool per_minute) {
 }
 
 namespace quotas {
+
+std::string quota_lock(const std::string& user_id) { return "quota:" + user_id; }
+
 namespace {
 
+// Both counts in one statement (one round trip on PostgreSQL); a missing row counts 0.
 CounterCounts read_counts(Db& s, const std::string& user, std::string_view counter,
                           UnixSeconds now) {
+  Stmt q(s,
+      "SELECT (SELECT count FROM quota_days WHERE user_id = ?1 AND counter = ?2 AND day = ?3), "
+      "(SELECT count FROM quota_minutes WHERE user_id = ?1 AND counter = ?2 AND minute = ?4)");
+  q.bind(1, user);
+  detail::bind_sv(q, 2, counter);
+  q.bind(3, utc_day(now));
+  q.bind(4, utc_minute(now));
   CounterCounts c;
-  Stmt d(s, "SELECT count FROM quota_days WHERE user_id = ? AND counter = ? AND day = ?");
-  d.bind(1, user);
-  detail::bind_sv(d, 2, counter);
-  d.bind(3, utc_day(now));
-  if (d.executeStep()) c.day = d.getColumn(0).getInt64();
-  Stmt m(s, "SELECT count FROM quota_minutes WHERE user_id = ? AND counter = ? AND minute = ?");
-  m.bind(1, user);
-  detail::bind_sv(m, 2, counter);
-  m.bind(3, utc_minute(now));
-  if (m.executeStep()) c.minute = m.getColumn(0).getInt64();
+  if (q.executeStep()) {
+    c.day = q.getColumn(0).getInt64();
+    c.minute = q.getColumn(1).getInt64();
+  }
   return c;
 }
 
 }  // namespace
 
-Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds now,
-             std::optional<std::int64_t> day_limit, std::optional<std::int64_t> minute_limit) {
+BookVerdict verdict(const CounterCounts& c, std::optional<std::int64_t> day_limit,
+                    std::optional<std::int64_t> minute_limit) {
+  if (day_limit && c.day + 1 > *day_limit) return BookVerdict::day_limit;
+  if (minute_limit && c.minute + 1 > *minute_limit) return BookVerdict::minute_limit;
+  return BookVerdict::booked;
+}
+
+Booking check(Db& db, const std::string& user_id, Counter counter, UnixSeconds now,
+              std::optional<std::int64_t> day_limit, std::optional<std::int64_t> minute_limit) {
   detail::require_id("user id", user_id);
-  return guarded("book quota", [&] {
-    Db& s = db;
-    // The write lock (IMMEDIATE; the user's quota lock on PostgreSQL) is taken before the read, so
-    // no other connection can book between our check and our increment.
-    Tx tx(s, "quota:" + user_id);
-    std::string_view name = to_string(counter);
-    CounterCounts c = read_counts(s, user_id, name, now);
+  return guarded("check quota", [&] {
+    CounterCounts c = read_counts(db, user_id, to_string(counter), now);
     Booking b;
     b.day_count = c.day;
     b.minute_count = c.minute;
-    if (day_limit && c.day + 1 > *day_limit) {
-      b.verdict = BookVerdict::day_limit;
-      return b;  // the transaction rolls back: nothing written
-    }
-    if (minute_limit && c.minute + 1 > *minute_limit) {
-      b.verdict = BookVerdict::minute_limit;
-      return b;
-    }
-    detail::ensure_user(s, user_id, now);
+    b.verdict = verdict(c, day_limit, minute_limit);
+    return b;
+  });
+}
+
+void add(Db& db, const std::string& user_id, Counter counter, UnixSeconds now) {
+  detail::require_id("user id", user_id);
+  guarded("add quota", [&] {
+    std::string_view name = to_string(counter);
+    // Nothing here is read back: on PostgreSQL the four go out with the commit (Stmt::send).
+    detail::ensure_user(db, user_id, now);
     // The counted column named with its table: PostgreSQL reads a bare `count` here as ambiguous
     // (EXCLUDED has one too).
-    Stmt d(s,
+    Stmt d(db,
         "INSERT INTO quota_days(user_id, counter, day, count) VALUES (?, ?, ?, 1) "
         "ON CONFLICT(user_id, counter, day) DO UPDATE SET count = quota_days.count + 1");
     d.bind(1, user_id);
     detail::bind_sv(d, 2, name);
     d.bind(3, utc_day(now));
-    d.exec();
-    Stmt m(s,
+    d.send();
+    Stmt m(db,
         "INSERT INTO quota_minutes(user_id, counter, minute, count) VALUES (?, ?, ?, 1) "
         "ON CONFLICT(user_id, counter, minute) DO UPDATE SET count = quota_minutes.count + 1");
     m.bind(1, user_id);
     detail::bind_sv(m, 2, name);
     m.bind(3, utc_minute(now));
-    m.exec();
-    Stmt prune(s, "DELETE FROM quota_minutes WHERE user_id = ? AND counter = ? AND minute < ?");
+    m.send();
+    Stmt prune(db, "DELETE FROM quota_minutes WHERE user_id = ? AND counter = ? AND minute < ?");
     prune.bind(1, user_id);
     detail::bind_sv(prune, 2, name);
     prune.bind(3, utc_minute(now));
-    prune.exec();
+    prune.send();
+  });
+}
+
+Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds now,
+             std::optional<std::int64_t> day_limit, std::optional<std::int64_t> minute_limit) {
+  detail::require_id("user id", user_id);
+  return guarded("book quota", [&] {
+    // The write lock (IMMEDIATE; the user's quota lock on PostgreSQL) is taken before the read, so
+    // no other connection can book between our check and our increment.
+    Tx tx(db, quota_lock(user_id));
+    Booking b = check(db, user_id, counter, now, day_limit, minute_limit);
+    if (!b.booked()) return b;  // the transaction rolls back: nothing written
+    add(db, user_id, counter, now);
     tx.commit();
-    b.day_count = c.day + 1;
-    b.minute_count = c.minute + 1;
+    b.day_count += 1;
+    b.minute_count += 1;
     return b;
   });
 }
@@ -93,7 +115,7 @@ Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds no
 void unbook(Db& db, const std::string& user_id, Counter counter, UnixSeconds booked_at) {
   guarded("unbook quota", [&] {
     Db& s = db;
-    Tx tx(s, "quota:" + user_id);
+    Tx tx(s, quota_lock(user_id));
     Stmt d(s,
         "UPDATE quota_days SET count = count - 1 WHERE user_id = ? AND counter = ? AND day = ? AND count > 0");
     d.bind(1, user_id);
@@ -150,7 +172,7 @@ std::vector<QuotaUsage> usage(Db& db, const std::string& day, UnixSeconds now,
 std::int64_t reset(Db& db, const std::string& user_id, std::optional<Counter> counter, UnixSeconds now) {
   return guarded("reset quotas", [&] {
     Db& s = db;
-    Tx tx(s, "quota:" + user_id);
+    Tx tx(s, quota_lock(user_id));
     std::string filter = counter ? " AND counter = ?3" : "";
     Stmt d(s, "DELETE FROM quota_days WHERE user_id = ?1 AND day = ?2" + filter);
     d.bind(1, user_id);

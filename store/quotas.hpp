@@ -53,6 +53,17 @@ namespace quotas {
 // first). A refusal increments nothing. Also prunes the user's older minute rows.
 Booking book(Db& db, const std::string& user_id, Counter counter, UnixSeconds now,
               std::optional<std::int64_t> day_limit, std::optional<std::int64_t> minute_limit);
+// book() in two halves, for a caller that books inside a transaction of its own holding
+// Tx(db, quota_lock(user)) (a message's admission, which also writes its turn there): check()
+// reads the counts and says whether one more fits, writing nothing; add() adds the one.
+std::string quota_lock(const std::string& user_id);
+Booking check(Db& db, const std::string& user_id, Counter counter, UnixSeconds now,
+              std::optional<std::int64_t> day_limit, std::optional<std::int64_t> minute_limit);
+void add(Db& db, const std::string& user_id, Counter counter, UnixSeconds now);
+// Whether one more fits under the caps (the day first), given the counts as they are.
+BookVerdict verdict(const CounterCounts& c, std::optional<std::int64_t> day_limit,
+                    std::optional<std::int64_t> minute_limit);
+
 // Gives back one booked unit (e.g. a booked message whose turn was then refused), in the day and
 // minute of booked_at; never below zero.
 void unbook(Db& db, const std::string& user_id, Counter counter, UnixSeconds booked_at);

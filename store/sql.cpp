@@ -21,6 +21,7 @@ void Stmt::bind_int(int i, std::int64_t v) { c_->bind_int(i, v); }
 void Stmt::bind_blob(int i, std::string_view bytes) { c_->bind_blob(i, bytes); }
 bool Stmt::executeStep() { return c_->step(); }
 std::int64_t Stmt::exec() { return c_->run(); }
+void Stmt::send() { c_->send(); }
 Column Stmt::getColumn(int i) const { return Column(*c_, i); }
 int Stmt::columnCount() const { return c_->columns(); }
 void Stmt::reset() { c_->reset(); }

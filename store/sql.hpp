@@ -64,6 +64,11 @@ class Stmt {
   bool executeStep();
   // Runs it to completion; the number of rows it inserted, updated or deleted.
   std::int64_t exec();
+  // Runs it for its effect alone, its count not read. Inside a Tx on PostgreSQL it goes out in
+  // the same round trip as the next statement that waits for an answer (or the commit), in
+  // libpq's pipeline mode: an error it meets is raised there, and fails the transaction as it
+  // would here. Elsewhere (SQLite, no transaction) the same as exec().
+  void send();
   // Columns count from 0, as in SQLiteCpp.
   Column getColumn(int i) const;
   int columnCount() const;

@@ -3,13 +3,14 @@
 #include "store/sql.hpp"
 
 #include "store/sql_util.hpp"
+#include "store/write_tx.hpp"
 
 namespace plotq::store::strikes {
 
 std::int64_t add(Db& db, const std::string& user_id, const std::string& kind, UnixSeconds now,
                  const std::optional<std::string>& session_id, const std::optional<std::string>& turn_id) {
   return guarded("add strike", [&] {
-    Tx tx(db, "");  // inserts only
+    WriteTx tx(db, "strike");  // inserts only; joins a transaction already open (a message's admission)
     detail::ensure_user(db, user_id, now);
     Stmt q(db, "INSERT INTO strikes(user_id, kind, at, session_id, turn_id) VALUES (?, ?, ?, ?, ?) RETURNING id");
     q.bind(1, user_id);

@@ -24,7 +24,7 @@ void EventWriter::append(std::string_view turn_id, std::int64_t seq, std::string
     r.bind(3, event);
     r.bind(4, data_json);
     r.bind(5, created_at);
-    r.exec();
+    r.send();  // a batch's rows go out with its first statement that waits (the end, or the commit)
   });
 }
 
@@ -38,6 +38,19 @@ void EventWriter::finish(std::string_view turn_id, std::string_view outcome, con
     r.bind(3, ended_at);
     r.bind(4, turn_id);
     if (r.exec() == 0) detail::explain_turn_no_change(db_, std::string(turn_id), "queued or running");
+  });
+}
+
+void EventWriter::finish_own(std::string_view turn_id, std::string_view outcome, const std::optional<std::string>& code,
+                             std::string_view ended_at) {
+  guarded("finish turn", [&] {
+    Stmt r(db_, kFinish);
+    r.bind(1, outcome);
+    if (code) r.bind(2, *code);
+    else r.bind(2);
+    r.bind(3, ended_at);
+    r.bind(4, turn_id);
+    r.send();
   });
 }
 

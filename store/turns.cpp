@@ -36,15 +36,16 @@ void create(Db& db, const NewTurn& t, UnixSeconds now) {
   detail::require_id("turn id", t.id);
   guarded("create turn", [&] {
     Stmt q(db,
-        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action) "
-        "VALUES (?, ?, ?, ?, ?, ?)");
+        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action, status) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)");
     q.bind(1, t.id);
     q.bind(2, t.session_id);
     q.bind(3, t.user_id);
     q.bind(4, iso_utc(now));
     q.bind(5, static_cast<std::int64_t>(t.text_chars));
     detail::bind_sv(q, 6, to_string(t.action));
-    q.exec();
+    q.bind(7, t.running ? "running" : "queued");
+    q.send();  // in a transaction (a message's admission) it goes out with the next that waits
   });
 }
 

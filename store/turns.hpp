@@ -32,6 +32,7 @@ struct NewTurn {
   std::string user_id;  // must own session_id (else StoreError "constraint")
   std::int64_t text_chars = 0;
   TurnAction action = TurnAction::none;
+  bool running = false;  // written as started (a plain turn admitted in the same transaction)
 };
 
 struct TurnEvent {
@@ -43,7 +44,7 @@ struct TurnEvent {
 };
 
 namespace turns {
-void create(Db& db, const NewTurn& turn, UnixSeconds now);  // status queued
+void create(Db& db, const NewTurn& turn, UnixSeconds now);  // status queued (running when turn.running)
 std::optional<Turn> get(Db& db, const std::string& id);
 // queued -> running. Unknown: not_found; not queued: bad_state.
 void start(Db& db, const std::string& id);

@@ -16,7 +16,7 @@ void ensure_user(Db& s, const std::string& user_id, UnixSeconds now) {
   Stmt q(s, "INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING");
   q.bind(1, user_id);
   q.bind(2, iso_utc(now));
-  q.exec();
+  q.send();  // nothing reads its answer: inside a transaction on PostgreSQL it rides with the next
 }
 
 }  // namespace detail

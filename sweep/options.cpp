@@ -1,4 +1,5 @@
 #include "sweep/options.hpp"
+#include "common/theme.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -17,10 +18,12 @@ std::string default_label(std::time_t now) {
 }
 
 std::string themes_error(const std::vector<std::string>& themes) {
-  if (themes.empty() || themes.size() > 2) return "--themes is one or two of light,dark";
-  for (const auto& t : themes)
-    if (t != "light" && t != "dark") return "unknown theme '" + t + "'";
-  if (themes.size() == 2 && themes[0] == themes[1]) return "--themes must be distinct";
+  const std::string_view problem = themes_problem(themes);
+  if (problem == "count") return "--themes is one or two of light,dark";
+  if (problem == "unknown")
+    for (const auto& t : themes)
+      if (!known_theme(t)) return "unknown theme '" + t + "'";
+  if (problem == "repeated") return "--themes must be distinct";
   return "";
 }
 

@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "sweep/files.hpp"
+#include "common/theme.hpp"
 #include "store/db.hpp"
 #include "store/sweeps.hpp"
 
@@ -52,7 +53,7 @@ struct SweepCounts {
 using FileRecorded = std::function<void(const SweepCounts&, const std::vector<store::SweepResult>&)>;
 
 struct RunnerOptions {
-  std::vector<std::string> themes = {"light", "dark"};
+  std::vector<std::string> themes = {std::string(kThemes[0]), std::string(kThemes[1])};
   double timeout_s = 60;
   int jobs = 1;
   // Optional: true while the render path of such a file is still warming up (its zygote or

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.hpp"
+#include "common/theme.hpp"
 #include "runs/data_job.hpp"
 #include "runs/runtime.hpp"
 #include "sandbox/figure_renderer.hpp"
@@ -81,7 +82,7 @@ int sandbox_run(Args args) {
     spec.files[name] = ss.str();
     spec.argv = {name};
   } else if (mode != "data") {
-    if (theme.empty()) theme = "light";
+    if (theme.empty()) theme = std::string(kDefaultTheme);
     spec.files["plot.py"] = ss.str();
     spec.argv = {"--plot", "plot.py"};
     spec.env["ANYPLOT_THEME"] = theme;

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "common/base64.hpp"
+#include "common/theme.hpp"
 #include "common/env.hpp"
 #include "common/settings.hpp"
 #include "runs/render_job.hpp"
@@ -203,7 +204,7 @@ int cmd_submit(Args args) {
     if (!source) return 2;
     if (!render) return submit_data(c, *source);
 
-    std::vector<std::string> themes = split_list(themes_text.empty() ? "light" : themes_text);
+    std::vector<std::string> themes = split_list(themes_text.empty() ? std::string(kDefaultTheme) : themes_text);
     std::string data_csv;
     if (!data_path.empty()) {
       auto csv = read_input(data_path, kMaxCsvBytes);

@@ -23,6 +23,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "common/env.hpp"
 #include "common/log.hpp"
 #include "runs/render_job.hpp"
 #include "runs/runtime.hpp"
@@ -283,8 +284,7 @@ int RunSession::make_backend() {
 // The Renderer in process, on a launcher set up by the sweep's policy (sweep/policy.hpp).
 int RunSession::make_sandbox_backend() {
   sandbox::Config sc = sandbox::resolved(sandbox::config_from_env());
-  runs::OperatorChoices chose{std::getenv("PLOTQ_SANDBOX_NICE") != nullptr, std::getenv("PLOTQ_WARM_MODES") != nullptr,
-                              std::getenv("PLOTQ_FIGURE_SPARES") != nullptr};
+  runs::OperatorChoices chose{env_set("PLOTQ_SANDBOX_NICE"), env_set("PLOTQ_WARM_MODES"), env_set("PLOTQ_FIGURE_SPARES")};
   runs::apply_sandbox_policy(sc, work, std::filesystem::absolute(db_path).parent_path().string(), chose);
   launcher = std::make_unique<sandbox::Launcher>(io, sc);
   if (!launcher->ready()) return fail_setup("the sandbox is not ready (plotq sandbox check shows the missing layer)");
@@ -305,7 +305,7 @@ void RunSession::make_figures(bool start_now) {
   if (work.browser_files == 0) return;
   sandbox::FigureConfig fc = sandbox::figure_config_from_env();
   // Bare mode, the control, keeps the renderer's defaults.
-  if (sweep.mode == "sandbox" && !std::getenv("PLOTQ_FIGURE_SPARES"))
+  if (sweep.mode == "sandbox" && !env_set("PLOTQ_FIGURE_SPARES"))
     fc.figure_spares = runs::sweep_figure_spares(fc.figure_spares, themes.size() * work.figure_files);  // snippets use no spares
   figures = std::make_unique<sandbox::FigureRenderer>(io, fc);
   if (!figures->available("*")) {

@@ -29,15 +29,26 @@ from validator import Finding, FINDING_CODES, MAX_CODE_CHARS, prepare_data_code,
 
 OUT_FILE = "out.csv"
 # snippet.py is read up to this many bytes (4 UTF-8 bytes per character of the 48 KiB limit);
-# the data route's 6,000-character cap is the validator's size finding.
+# the snippet's character cap (PLOTQ_DATA_MAX_CODE_CHARS) is the validator's size finding.
 MAX_SNIPPET_BYTES = 4 * MAX_CODE_CHARS
 
 
-def read_snippet(path):
+def code_cap_from_env(environ):
+    """The snippet's character cap, declared once on the host (runs::kMaxDataCodeChars) and passed
+    in PLOTQ_DATA_MAX_CODE_CHARS, so the validator admits what the wire admitted. A missing or bad
+    one raises ValueError naming it (the host broke the job's contract). Never past the parse
+    limit MAX_CODE_CHARS."""
+    text = environ.get("PLOTQ_DATA_MAX_CODE_CHARS")
+    if not (isinstance(text, str) and text.isascii() and text.isdigit() and 0 < int(text) <= MAX_CODE_CHARS):
+        raise ValueError("PLOTQ_DATA_MAX_CODE_CHARS must be a positive integer up to %d" % MAX_CODE_CHARS)
+    return int(text)
+
+
+def read_snippet(path, code_cap):
     """(text, None) or (None, exit code / finding). Never follows a link, reads at most the cap."""
     data, too_large = records.read_capped(path, MAX_SNIPPET_BYTES)
     if too_large is not None:
-        return None, Finding("size", 0, FINDING_CODES["size"].format(limit="6,000"))
+        return None, Finding("size", 0, FINDING_CODES["size"].format(limit=f"{code_cap:,}"))
     if data is None:
         return None, DATA_EXIT.SNIPPET_MISSING
     try:
@@ -189,15 +200,16 @@ def run_data(snippet_path, validate=True, preload=None):
     writer = records.make_writer()
     try:
         limits = TableLimits.from_env(os.environ)
+        code_cap = code_cap_from_env(os.environ)
     except ValueError as exc:
         os.write(2, ("harness: %s\n" % exc).encode("ascii"))
         return _pre_arm_exit(DATA_EXIT.INTERNAL, writer)
-    text, problem = read_snippet(snippet_path)
+    text, problem = read_snippet(snippet_path, code_cap)
     if text is None:
         if isinstance(problem, Finding):
             return _pre_arm_exit(DATA_EXIT.VALIDATION, writer, [problem])
         return _pre_arm_exit(problem, writer)
-    tree, findings = prepare_data_code(text) if validate else parse_unvalidated(text)
+    tree, findings = prepare_data_code(text, code_cap) if validate else parse_unvalidated(text)
     if findings:
         return _pre_arm_exit(DATA_EXIT.VALIDATION, writer, findings)
     filename = str(snippet_path)

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """The loop never waits for the database (issue 32): a real plotqd on PostgreSQL (a schema of its
 own on PLOTQ_TEST_PG) while this test holds one PostgreSQL transaction open with a row lock that
-user A's next message needs (A's row of quota_days, SELECT ... FOR UPDATE). A's turn is then stuck
-in the store: its stream has read ready and nothing more, and its statement waits on our lock in
-pg_stat_activity. Meanwhile, each measured against a baseline taken in this run before the lock:
-user B's plain turns run to done, /healthz answers, and A's own open stream gets its pings, each
-within LIMIT_S. After the lock is let go, A's turn ends ok at once. Then the lock is held past
-lock_timeout: A's next turn ends error{store_unavailable} + done at the timeout, not later.
+user A's next message needs (A's row of quota_days, SELECT ... FOR UPDATE). A's message is then
+stuck in the store: its admission (one transaction with the turn's row) waits on our lock in
+pg_stat_activity, and A has no answer yet (nothing is streamed before the store has the turn).
+Meanwhile, each measured against a baseline taken in this run before the lock: user B's plain
+turns (SSE streams) run to done, /healthz answers, and user C's open stream (a data run sleeping
+in the sandbox) gets its pings, each within LIMIT_S. After the lock is let go, A's turn answers
+ready, message, done at once. Then the lock is held past lock_timeout: A's next message is
+answered 503 store_unavailable at the timeout, not later, and nothing of it is stored.
 
   pg_stuck.py PLOTQD      (PLOTQ_TEST_PG: a server's conninfo; without it PLOTQ-SKIP)
 
@@ -44,20 +46,28 @@ SETTINGS = {
 
 
 class RawStream:
-    """A turn's stream read line by line on a thread, each line with the time it came (pings too)."""
+    """A turn's stream, opened and read line by line on a thread (its answer's head may wait for the
+    store), each line with the time it came (pings too)."""
 
-    def __init__(self, port, session, user, text):
-        self.st = Stream(port, "POST", "/v1/sessions/%s/messages" % session, {"text": text}, user=user, timeout=60)
+    def __init__(self, port, session, user, body):
+        self.st = None
+        self.status = None  # the answer's status once its head came
+        self.error = None
+        self.head_at = None
         self.lines = []  # (monotonic time, line)
         self.lock = threading.Lock()
-        self.t = threading.Thread(target=self._read, daemon=True)
-        if self.st.status == 200:
-            self.t.start()
+        self.t = threading.Thread(target=self._read, args=(port, session, user, body), daemon=True)
+        self.t.start()
 
-    def _read(self):
+    def _read(self, port, session, user, body):
         try:
+            st = Stream(port, "POST", "/v1/sessions/%s/messages" % session, body, user=user, timeout=60)
+            self.st, self.error, self.head_at = st, st.error, time.monotonic()
+            self.status = st.status
+            if st.status != 200:
+                return
             while True:
-                line = self.st.resp.readline()
+                line = st.resp.readline()
                 if not line:
                     return
                 with self.lock:
@@ -72,6 +82,16 @@ class RawStream:
     def pings(self, since, until):
         with self.lock:
             return [t for t, l in self.lines if l.startswith(":") and since <= t <= until]
+
+    def close(self):
+        if self.st:
+            self.st.close()
+
+
+# C's data run: spins in the sandbox, holding the slot and C's stream open, until C cancels it.
+SPINNER = {"text": "spin", "action": {"kind": "data", "source_language": "python",
+                                      "code": "import pandas as pd\nwhile True:\n    pass\n"
+                                              "df = pd.DataFrame({'a': [1]})\n"}}
 
 
 def timed(fn):
@@ -118,29 +138,30 @@ def stuck_in_store(c):
 
 
 def timed_out(port, a_session, holder, fail):
-    """The lock held past lock_timeout: A's turn ends in the vocabulary (error{store_unavailable},
-    done{error}) within LIMIT_S of the timeout, never hangs, and A's next message goes through."""
+    """The lock held past lock_timeout: A's message is answered in the vocabulary (503
+    store_unavailable) within LIMIT_S of the timeout, never hangs, nothing of it is stored, and A's
+    next message goes through."""
     holder.execute("BEGIN")
     holder.execute("SELECT count FROM quota_days WHERE user_id = 'user-a' AND counter = 'messages' FOR UPDATE")
+    before = holder.execute("SELECT count(*) FROM turns WHERE user_id = 'user-a'").fetchone()[0]
     t0 = time.monotonic()
-    a = RawStream(port, a_session, "user-a", "stuck for good?")
+    a = RawStream(port, a_session, "user-a", {"text": "stuck for good?"})
     a.t.join(LOCK_TIMEOUT_S + 10)
     holder.execute("ROLLBACK")
-    ended = [(e, t - t0) for t, e in a.events()]
-    with a.lock:
-        codes = [l for _, l in a.lines if l.startswith("data: ") and '"code"' in l]
-    a.st.close()
-    names = [e for e, _ in ended]
-    done_at = ended[-1][1] if names and names[-1] == "done" else None
-    if (names != ["ready", "error", "done"] or not codes or '"store_unavailable"' not in codes[0]
-            or done_at is None or not LOCK_TIMEOUT_S - 0.5 <= done_at <= LOCK_TIMEOUT_S + LIMIT_S):
-        fail.append("A's turn held past lock_timeout (%.0f s): %r %r" % (
-            LOCK_TIMEOUT_S, [(e, round(t, 2)) for e, t in ended], codes))
+    a.close()
+    answered_at = a.head_at - t0 if a.head_at else None
+    after = holder.execute("SELECT count(*) FROM turns WHERE user_id = 'user-a'").fetchone()[0]
+    if (a.status != 503 or a.error != "store_unavailable" or answered_at is None
+            or not LOCK_TIMEOUT_S - 0.5 <= answered_at <= LOCK_TIMEOUT_S + LIMIT_S):
+        fail.append("A's message held past lock_timeout (%.0f s): answered %r %r after %r s" % (
+            LOCK_TIMEOUT_S, a.status, a.error, answered_at and round(answered_at, 2)))
+    if after != before:
+        fail.append("A's refused message left %d turn row(s)" % (after - before))
     err = plain_turn(port, a_session, "user-a")
     if err:
         fail.append("A's next turn after the timeout: " + err)
-    print("pg_stuck: held past lock_timeout, A's turn ended %s %.2f s after it was sent" % (
-        codes[0][len("data: "):] if codes else "-", done_at if done_at is not None else -1), flush=True)
+    print("pg_stuck: held past lock_timeout, A's message answered %r %s %.2f s after it was sent" % (
+        a.status, a.error, answered_at if answered_at is not None else -1), flush=True)
 
 
 def main():
@@ -170,15 +191,21 @@ def main():
         base = measure(port, b_session, 5, fail, "baseline")
 
         holder, watcher = pg.Conn(target), pg.Conn(target)
+        c_session = new_session(port, "user-c")
+        c = RawStream(port, c_session, "user-c", SPINNER)
+        waited = 0.0
+        while not any(l.startswith("data: ") and '"running"' in l for _, l in list(c.lines)) and waited < 30:
+            time.sleep(0.05)
+            waited += 0.05
+        if c.status != 200 or not any('"running"' in l for _, l in list(c.lines)):
+            fail.append("C's data run did not start: %r %r" % (c.status, c.error))
         holder.execute("BEGIN")
         locked = holder.execute("SELECT count FROM quota_days WHERE user_id = 'user-a' AND counter = 'messages' "
                                 "FOR UPDATE")
         if len(locked) != 1:
             fail.append("A's quota row to lock: %d rows" % len(locked))
         t_lock = time.monotonic()
-        a = RawStream(port, a_session, "user-a", "stuck?")
-        if a.st.status != 200:
-            fail.append("A's turn answered %d %s" % (a.st.status, a.st.error))
+        a = RawStream(port, a_session, "user-a", {"text": "stuck?"})
         # A's statement reaches our lock: plotqd's backend waits on it.
         waited = 0.0
         while stuck_in_store(watcher) < 1 and waited < 5:
@@ -190,13 +217,12 @@ def main():
         while time.monotonic() - t_lock < HOLD_S:
             time.sleep(0.05)
         t_release = time.monotonic()
-        a_events = [e for _, e in a.events()]
-        if a_events != ["ready"]:
-            fail.append("A's stream while stuck read %r, not just ready" % a_events)
-        pings = a.pings(t_lock + 0.5, t_release)
+        if a.status is not None:
+            fail.append("A's message was answered %r while its admission waited on the lock" % a.status)
+        pings = c.pings(t_lock + 0.5, t_release)
         gaps = [b - x for x, b in zip([t_lock + 0.5] + pings, pings + [t_release])]
         if len(pings) < int((t_release - t_lock - 0.5) / PING_S) // 2 or max(gaps) > LIMIT_S:
-            fail.append("A's stream got %d pings in %.1f s, longest gap %.2f s" % (
+            fail.append("C's stream got %d pings in %.1f s, longest gap %.2f s" % (
                 len(pings), t_release - t_lock - 0.5, max(gaps)))
         stuck_at_release = stuck_in_store(watcher)
         holder.execute("ROLLBACK")
@@ -204,18 +230,24 @@ def main():
         a.t.join(LIMIT_S + 1)
         after = a.events(t_release)
         a_done = [t - t_release for t, e in after if e == "done"]
-        if [e for _, e in after] != ["message", "done"] or not a_done or a_done[0] > LIMIT_S:
-            fail.append("A's turn after the lock went: %r" % [(e, round(t - t_release, 3)) for t, e in after])
+        if a.status != 200 or [e for _, e in after] != ["ready", "message", "done"] or not a_done or a_done[0] > LIMIT_S:
+            fail.append("A's turn after the lock went: %r %r" % (a.status, [(e, round(t - t_release, 3)) for t, e in after]))
         for name in ("turn", "healthz"):
             if during[name] > LIMIT_S:
                 fail.append("B's %s took %.3f s while A was stuck (baseline %.3f s)" % (name, during[name], base[name]))
         print("pg_stuck: A stuck %.1f s (%d plotqd statement(s) waiting on the lock at release); "
               "slowest B turn %.3f s (baseline %.3f s), /healthz %.3f s (baseline %.3f s); "
-              "A's stream %d pings, longest gap %.3f s; A's done %.3f s after the release; %.1f s in all" % (
+              "C's stream %d pings, longest gap %.3f s; A's done %.3f s after the release; %.1f s in all" % (
                   t_release - t_lock, stuck_at_release, during["turn"], base["turn"], during["healthz"],
                   base["healthz"], len(pings), max(gaps), a_done[0] if a_done else -1,
                   time.monotonic() - started), flush=True)
-        a.st.close()
+        a.close()
+        c_turn = c.st.headers.get("X-Plotq-Turn", "") if c.st else ""
+        status, _ = request(port, "POST", "/v1/sessions/%s/turns/%s/cancel" % (c_session, c_turn), user="user-c")
+        c.t.join(LIMIT_S + 10)  # its job killed, C's turn ends; the slot is free for what follows
+        if status != 200 or "done" not in [e for _, e in c.events()]:
+            fail.append("C's spinning run: cancel answered %r, events %r" % (status, [e for _, e in c.events()]))
+        c.close()
         timed_out(port, a_session, holder, fail)
         if d.proc.poll() is not None:
             fail.append("plotqd exited (status %s)" % d.proc.returncode)

@@ -29,10 +29,12 @@ class Run(NamedTuple):
     files: tuple          # names in the work dir after the run
 
 
-# The table caps the host passes into every data job (runs/data_job.cpp, from table::Caps); the
+# The table caps and the snippet's character cap the host passes into every data job
+# (runs/data_job.cpp, from table::Caps and runs::kMaxDataCodeChars); the
 # harness tests hold the harness to these values.
 DATA_CAPS = {"PLOTQ_DATA_MAX_ROWS": "20000", "PLOTQ_DATA_MAX_COLUMNS": "50",
-             "PLOTQ_DATA_MAX_CSV_BYTES": "204800", "PLOTQ_DATA_MAX_CELL_CHARS": "200"}
+             "PLOTQ_DATA_MAX_CSV_BYTES": "204800", "PLOTQ_DATA_MAX_CELL_CHARS": "200",
+             "PLOTQ_DATA_MAX_CODE_CHARS": "16384"}
 
 
 def base_env(work):

@@ -139,7 +139,10 @@ CASES = {
     "validation_not_skippable": "import os\nprint('RAN-7732')\nos.system('true')\ndf = 1\n",
     "syntax_at_compile": "import pandas as pd\nreturn 1\ndf = pd.DataFrame()\n",
     "bad_utf8": b"import pandas as pd\ns = '\xff\xfe'\ndf = pd.DataFrame()\n",
-    "oversized": "df = 1\n" + "#" * 6001 + "\n",
+    "oversized": "df = 1\n" + "#" * 16385 + "\n",
+    # Under the host's cap (16,384 characters, PLOTQ_DATA_MAX_CODE_CHARS), past the validator's
+    # own default: it runs, as the wire admitted it.
+    "long_but_admitted": "import pandas as pd\n" + "#" * 10000 + "\ndf = pd.DataFrame({'a': [1]})\n",
 }
 
 
@@ -163,6 +166,8 @@ class DataMode(unittest.TestCase):
         ran = "import pandas as pd\nprint('RAN-7734')\ndf = pd.DataFrame({'a': [1]})\n"
         warm["caps_empty"] = (ran, {"env": {"PLOTQ_DATA_MAX_ROWS": ""}})
         warm["caps_bad"] = (ran, {"env": {"PLOTQ_DATA_MAX_CELL_CHARS": "lots"}})
+        warm["code_cap_empty"] = (ran, {"env": {"PLOTQ_DATA_MAX_CODE_CHARS": ""}})
+        warm["code_cap_small"] = (ran, {"env": {"PLOTQ_DATA_MAX_CODE_CHARS": "40"}})
         cls.runs = run_forked(warm)
         cold = {name: (lambda source=source: run_harness(source))
                 for name, source in CASES.items() if name in COLD}
@@ -318,7 +323,8 @@ class DataMode(unittest.TestCase):
         self.assertFalse({"out.csv"} & set(run.files))
 
     def test_table_caps_missing_from_the_job_is_internal_error_and_runs_nothing(self):
-        for name, variable in (("caps_empty", "PLOTQ_DATA_MAX_ROWS"), ("caps_bad", "PLOTQ_DATA_MAX_CELL_CHARS")):
+        for name, variable in (("caps_empty", "PLOTQ_DATA_MAX_ROWS"), ("caps_bad", "PLOTQ_DATA_MAX_CELL_CHARS"),
+                               ("code_cap_empty", "PLOTQ_DATA_MAX_CODE_CHARS")):
             with self.subTest(name=name):
                 run = self.assertRun(name, DATA_EXIT.INTERNAL, "internal_error")
                 self.assertNotIn("RAN-7734", run.stdout)
@@ -338,6 +344,15 @@ class DataMode(unittest.TestCase):
         self.assertEqual([f["code"] for f in run.validation["findings"]], ["encoding"])
         run = self.assertRun("oversized", DATA_EXIT.VALIDATION, "validation")
         self.assertEqual([f["code"] for f in run.validation["findings"]], ["size"])
+
+    def test_the_code_cap_is_the_hosts(self):
+        """The validator's size cap is the one the host passes (PLOTQ_DATA_MAX_CODE_CHARS): past its
+        own 6,000-character default the snippet runs; under a 40-character cap the same 75-character
+        snippet is refused as size and never runs."""
+        self.assertOk("long_but_admitted", 1, ["a"])
+        run = self.assertRun("code_cap_small", DATA_EXIT.VALIDATION, "validation")
+        self.assertEqual([f["code"] for f in run.validation["findings"]], ["size"])
+        self.assertNotIn("RAN-7734", run.stdout)
 
     def test_snippet_missing_or_link(self):
         self.assertRun("missing", DATA_EXIT.SNIPPET_MISSING, "snippet_missing")

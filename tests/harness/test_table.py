@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from exits import DATA_EXIT  # noqa: E402
-from table import TableLimits, make_converter  # noqa: E402
+from table import LIMIT_VARIABLES, TableLimits, make_converter  # noqa: E402
 
 LIMITS = TableLimits.from_env(DATA_CAPS)
 convert = make_converter(LIMITS)
@@ -68,7 +68,7 @@ class Caps(unittest.TestCase):
         self.assertEqual(small(pd.DataFrame({"a": range(11)}))[:3], (DATA_EXIT.TOO_MANY_ROWS, 11, 10))
 
     def test_a_missing_or_bad_limit_is_refused_never_defaulted(self):
-        for variable in DATA_CAPS:
+        for variable in LIMIT_VARIABLES.values():
             missing = {k: v for k, v in DATA_CAPS.items() if k != variable}
             with self.subTest(variable=variable, value=None):
                 with self.assertRaisesRegex(ValueError, variable):

@@ -323,3 +323,54 @@ TEST_CASE("one broadcast reaches 10,000 waiters with their own positions", "[ada
   CHECK(last[1] == Position{1, N - 1});
   CHECK(last[N - 1] == Position{N - 1, N - 1});
 }
+
+TEST_CASE("positions changed by others are merged: at most one broadcast per interval, a newcomer told its place at once",
+          "[adapter][scale]") {
+  boost::asio::io_context io;
+  Config cfg = fast();
+  cfg.max_wait_s = 100;  // capacity 100,000
+  cfg.status_min_interval_s = 0.3;
+  RenderQueue q(io, cfg);
+  SlotLease held;
+  Callbacks hc;
+  hc.on_granted = [&](SlotLease l) { held = std::move(l); };
+  Ticket holder = q.submit({}, hc);
+  constexpr int N = 1000;
+  std::vector<Position> last(N);
+  std::vector<int> calls(N, 0);
+  std::vector<Ticket> tickets;
+  // N arrivals, one per loop turn (as HTTP requests come): each newcomer hears its own place at
+  // once, the others' counts wait for the merged broadcast.
+  const auto t0 = qtest::Clock::now();
+  for (int i = 0; i < N; ++i) {
+    Callbacks c;
+    c.on_position = [&, i](Position p) {
+      last[i] = p;
+      ++calls[i];
+    };
+    tickets.push_back(q.submit({}, std::move(c)));
+    REQUIRE(run_until(io, [&] { return calls[i] >= 1; }));
+    CHECK(last[i].position == i + 1);
+  }
+  const double took = since(t0);
+  // Each waiter heard its own arrival, and at most one merged broadcast per interval began since.
+  const int broadcasts_possible = 1 + int(took / cfg.status_min_interval_s) + 1;
+  CHECK(calls[0] <= broadcasts_possible + 1);
+  int total = 0;
+  for (int c : calls) total += c;
+  // Sending each change would have cost N*(N+1)/2 calls; merged it is N per interval at most.
+  CHECK(total <= N + N * broadcasts_possible);
+  CHECK(total < N * (N + 1) / 2);
+  // The merged broadcast brings everyone the queue as it is now.
+  REQUIRE(run_until(io, [&] { return last[0] == Position{1, N}; }, 2.0));
+  CHECK(last[N - 1] == Position{N, N});
+  // Departures are merged the same way: ten withdrawals in ten loop turns, then one broadcast.
+  std::fill(calls.begin(), calls.end(), 0);
+  for (int i = 0; i < 10; ++i) {
+    CHECK(tickets[i].cancel() == CancelOutcome::withdrawn);
+    io.poll();
+  }
+  REQUIRE(run_until(io, [&] { return last[N - 1] == Position{N - 10, N - 10}; }, 2.0));
+  CHECK(calls[N - 1] <= 2);  // not one per withdrawal
+  CHECK(last[10] == Position{1, N - 10});
+}

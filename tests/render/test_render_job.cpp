@@ -229,19 +229,19 @@ TEST_CASE("render_job_spec: one theme's plot step", "[spec]") {
   r.library = "plotly";
   r.themes = {"dark"};
   r.data_csv = "a,b\n1,2\n";
-  sb::JobSpec s = runs::render_job_spec(r, "dark", 12.5);
+  sb::JobSpec s = runs::render_job_spec(r, "dark", 12.5, 1234567);
   CHECK(s.mode == "figure");
   CHECK(s.argv == std::vector<std::string>{"--figure", "plot.py"});
   CHECK(s.env.at("ANYPLOT_THEME") == "dark");
   CHECK(s.files.at("plot.py") == "x = 1");
   CHECK(s.files.at("data.csv") == "a,b\n1,2\n");
-  CHECK(s.outputs.at("plot-dark.json") == runs::kMaxFigureBytes);
+  CHECK(s.outputs.at("plot-dark.json") == 1234567);  // the figure renderer's cap (PLOTQ_FIGURE_MAX_BYTES), not a constant
   CHECK(s.outputs.at("result.json") == runs::kMaxRenderRecordBytes);
   CHECK(s.outputs.size() == 2);
   CHECK(s.timeout_s == 12.5);
   r.library = "seaborn";
   r.data_csv.clear();
-  sb::JobSpec p = runs::render_job_spec(r, "light", 5);
+  sb::JobSpec p = runs::render_job_spec(r, "light", 5, 1234567);
   CHECK(p.mode == "plot");
   CHECK(p.argv == std::vector<std::string>{"--plot", "plot.py"});
   CHECK(p.outputs.at("plot-light.png") == runs::kMaxPngBytes);

@@ -105,7 +105,7 @@ TEST_CASE("read_runtime: a regular file beside the interpreter, under the cap, n
   CHECK(runs::read_runtime(v.python()).error == "manifest_invalid");
 }
 
-TEST_CASE("the installed runtime's manifest names the lock and the eight libraries' packages") {
+TEST_CASE("the installed runtime's manifest names the lock and the Python libraries' packages") {
   runs::Runtime r = runs::read_runtime(PLOTQ_DEFAULT_PYTHON);
   INFO(r.manifest << ": " << r.error);
   REQUIRE(r.known());

@@ -42,6 +42,9 @@ TEST_CASE("the spec gives the job the parser's table caps - the harness has no c
   CHECK(spec.env.at("PLOTQ_DATA_MAX_CSV_BYTES") == std::to_string(caps.max_bytes));
   CHECK(spec.env.at("PLOTQ_DATA_MAX_CELL_CHARS") == std::to_string(caps.max_cell_chars));
   CHECK(spec.outputs.at("out.csv") == caps.max_bytes);
+  // And the snippet's character cap: the widest a route admits, so the validator never refuses as
+  // size what the wire let in (PLOTQ_TURN_DATA_CODE_MAX_CHARS is bounded by the same constant).
+  CHECK(spec.env.at("PLOTQ_DATA_MAX_CODE_CHARS") == std::to_string(runs::kMaxDataCodeChars));
 }
 
 TEST_CASE("a table over a cap is described with the cap the job was given") {

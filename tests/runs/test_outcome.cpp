@@ -8,7 +8,9 @@
 #include <sstream>
 #include <string>
 
+#include "runs/libraries.hpp"
 #include "runs/outcome.hpp"
+#include "sandbox/canvas.hpp"
 #include "runs/render_interpret.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/job.hpp"
@@ -132,6 +134,85 @@ TEST_CASE("outcomes: docs/outcomes.md is the table as generated") {
     FAIL("docs/outcomes.md is stale: cp " << fresh << " " << PLOTQ_SOURCE_DIR << "/docs/outcomes.md");
   }
   for (std::size_t i = 0; i < kOutcomeCount; ++i) CHECK(want.find("| `" + std::string(kOutcomes[i].name) + "` |") != std::string::npos);
+}
+
+// runs/README.md's ThemeRun table names only outcomes the table has, and every outcome that is the
+// host's (the sandbox could not run it) is named there.
+TEST_CASE("outcomes: runs/README.md's ThemeRun table agrees with the outcome table") {
+  const std::string readme = slurp(std::string(PLOTQ_SOURCE_DIR) + "/runs/README.md");
+  const auto begin = readme.find("### ThemeRun outcomes");
+  REQUIRE(begin != std::string::npos);
+  const auto end = readme.find("\n\n", readme.find("| outcome |", begin));
+  std::set<std::string> named;
+  std::istringstream lines(readme.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    const std::string first = line.substr(1, line.find(" |", 1));  // the row's first column
+    for (std::size_t a = first.find('`'); a != std::string::npos; a = first.find('`', first.find('`', a + 1) + 1)) {
+      const auto b = first.find('`', a + 1);
+      if (b == std::string::npos) break;
+      named.insert(first.substr(a + 1, b - a - 1));
+    }
+  }
+  REQUIRE(named.size() > 20);
+  for (const auto& n : named) {
+    INFO(n);
+    CHECK((known_outcome(n) || n == "ok" || n == "invalid_library" || n == "invalid_request"));
+  }
+  for (std::size_t i = 0; i < kOutcomeCount; ++i) {
+    if (!kOutcomes[i].host) continue;
+    INFO(kOutcomes[i].name);
+    CHECK(named.count(std::string(kOutcomes[i].name)) == 1);
+  }
+}
+
+// docs/sandbox.md's reason table is sandbox::Reason: every reason has its row, and every row is a reason.
+TEST_CASE("sandbox reasons: docs/sandbox.md's table lists each sandbox::Reason, and nothing else") {
+  const std::string doc = slurp(std::string(PLOTQ_SOURCE_DIR) + "/docs/sandbox.md");
+  const auto begin = doc.find("| reason | when | measured / limit |");
+  REQUIRE(begin != std::string::npos);
+  const auto end = doc.find("\n\n", begin);
+  std::set<std::string> rows;
+  std::istringstream lines(doc.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| `", 0) == 0) rows.insert(line.substr(3, line.find('`', 3) - 3));
+  std::set<std::string> reasons;
+  // invalid_job is the enum's last: a reason added after it moves this bound.
+  for (int r = int(plotq::sandbox::Reason::ok); r <= int(plotq::sandbox::Reason::invalid_job); ++r)
+    reasons.insert(plotq::sandbox::to_string(static_cast<plotq::sandbox::Reason>(r)));
+  CHECK(rows == reasons);
+}
+
+TEST_CASE("canvases: one table (sandbox/canvas.hpp) that the checks and the outcome's sentence read") {
+  CHECK(plotq::sandbox::canvases_text() == "3200x1800 or 2400x2400");
+  CHECK(std::string(outcome("canvas_size").sentence).find(plotq::sandbox::canvases_text()) != std::string::npos);
+  CHECK(plotq::sandbox::on_canvas(3200, 1800));
+  CHECK(plotq::sandbox::on_canvas(2400, 2400));
+  CHECK_FALSE(plotq::sandbox::on_canvas(3200, 1801));
+  CHECK(plotq::sandbox::on_canvas(3216, 1784, 16));
+  CHECK_FALSE(plotq::sandbox::on_canvas(3217, 1800, 16));
+  CHECK(plotq::sandbox::meant_width(1600, 900) == 3200);
+  CHECK(plotq::sandbox::meant_width(900, 900) == 2400);
+}
+
+// docs/api.md's list of a plot's libraries is runs/libraries.hpp's table: no library missing, none extra.
+TEST_CASE("libraries: docs/api.md names exactly the table's libraries") {
+  const std::string doc = slurp(std::string(PLOTQ_SOURCE_DIR) + "/docs/api.md");
+  const auto at = doc.find("(library one of `runs/libraries.hpp`:");
+  REQUIRE(at != std::string::npos);
+  const std::string para = doc.substr(at, doc.find("another name", at) - at);
+  std::set<std::string> named;
+  for (std::size_t a = para.find('`', para.find(':')); a != std::string::npos; a = para.find('`', a)) {
+    const auto b = para.find('`', a + 1);
+    if (b == std::string::npos) break;
+    std::istringstream names(para.substr(a + 1, b - a - 1));
+    for (std::string n; names >> n;)
+      if (n != "|") named.insert(n);
+    a = b + 1;
+  }
+  std::set<std::string> table;
+  for (const auto& lib : plotq::runs::kLibraries) table.insert(std::string(lib.name));
+  CHECK(named == table);
 }
 
 TEST_CASE("the host's snippet bundle table is the renderer's own (lib/snippet.mjs)") {

@@ -21,7 +21,7 @@ VENV = os.environ.get("PLOTQ_RUNTIME_DIR") or os.path.join(RUNTIME, "venv")
 UV = os.path.join(RUNTIME, "tools", "bin", "uv")
 BUILD = os.environ.get("PLOTQ_BUILD_DIR") or os.path.join(ROOT, "build")
 
-# What a catalogue file imports (issue: the eight libraries and their numeric stack).
+# What a catalogue file imports (the Python libraries and their numeric stack).
 PLOT_STACK = ("numpy", "pandas", "scipy", "matplotlib", "seaborn", "plotly", "bokeh", "altair",
               "vl_convert", "pygal", "cairosvg", "lets_plot", "plotnine", "sklearn", "statsmodels",
               "PIL")

@@ -38,7 +38,9 @@ TEST_CASE("a plain turn: retry first, then ready -> message -> done with ids 1, 
 }
 
 TEST_CASE("a loop turn's events past PLOTQ_LOG_SLOW_FLUSH_MS are logged as event_flush_slow with their frame and store times") {
-  // Threshold 0: every flush is logged, so the plain turn's three events must all be accounted for.
+  // Threshold 0: every flush is logged, so the turn's three events must all be accounted for. The
+  // turn is a data turn refused before the slot (no data runs left): its events go through the
+  // event log's flushes, where a plain turn's are written by its admission's transaction.
   // GET /v1/status is served after the loop turn that stored done, and its own request line comes
   // after every flush line on plotqd's stderr: once that line is read, so are they.
   auto logged = [](Server& s) {
@@ -63,17 +65,17 @@ TEST_CASE("a loop turn's events past PLOTQ_LOG_SLOW_FLUSH_MS are logged as event
     return std::make_pair(lines, events);
   };
   {
-    Server s(Env{{"PLOTQ_LOG_SLOW_FLUSH_MS", "0"}});
-    auto st = s.turn("ann", s.session("ann"), plain("hello"));
-    REQUIRE(names(until_done(*st, 10s)) == std::vector<std::string>{"ready", "message", "done"});
+    Server s(Env{{"PLOTQ_LOG_SLOW_FLUSH_MS", "0"}, {"PLOTQ_DAILY_DATA_RUNS", "0"}});
+    auto st = s.turn("ann", s.session("ann"), data(kQuick));
+    REQUIRE(names(until_done(*st, 10s)) == std::vector<std::string>{"ready", "refusal", "done"});
     auto [lines, events] = logged(s);
     CHECK(lines >= 1);
     CHECK(events == 3);
   }
   {
-    Server s(Env{{"PLOTQ_LOG_SLOW_FLUSH_MS", "60000"}});  // no flush takes a minute: nothing logged
-    auto st = s.turn("ann", s.session("ann"), plain("hello"));
-    REQUIRE(names(until_done(*st, 10s)) == std::vector<std::string>{"ready", "message", "done"});
+    Server s(Env{{"PLOTQ_LOG_SLOW_FLUSH_MS", "60000"}, {"PLOTQ_DAILY_DATA_RUNS", "0"}});  // no flush takes a minute
+    auto st = s.turn("ann", s.session("ann"), data(kQuick));
+    REQUIRE(names(until_done(*st, 10s)) == std::vector<std::string>{"ready", "refusal", "done"});
     CHECK(logged(s) == std::make_pair(0, 0));
   }
 }

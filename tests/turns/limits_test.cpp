@@ -158,3 +158,55 @@ TEST_CASE("attack strikes lock the user out at the threshold, in every session")
   CHECK(turn_names(s, Server::as("ann"), sb, plain("hi")) == std::vector<std::string>{"ready", "message", "done"});
   CHECK(s.scalar("SELECT count(*) FROM sessions WHERE closed_at IS NOT NULL") == 0);
 }
+
+TEST_CASE("a session the node knows is still read by the admission: closed or removed behind its back, another user's stays theirs") {
+  Server s;
+  auto sid = s.session("ann");  // created here: the node knows ann owns it
+  CHECK(turn_names(s, Server::as("ann"), sid, plain("one")) == std::vector<std::string>{"ready", "message", "done"});
+  // Another user is refused by the owner the node remembers, as by the store.
+  auto other = s.message("bob", sid, plain("mine?"));
+  CHECK(other.status == 404);
+  CHECK(other.json()["detail"] == "session_not_found");
+  // Closed by another writer (another node, an admin): the next message is refused, not counted.
+  {
+    auto db = s.db();
+    plotq::store::Stmt q(*db, "UPDATE sessions SET closed_at = '2026-01-01T00:00:00Z', close_reason = 'refusals' WHERE id = ?");
+    q.bind(1, sid);
+    REQUIRE(q.exec() == 1);
+  }
+  CHECK(refusal_of(s, Server::as("ann"), sid, plain("two"))["code"] == "session_closed");
+  CHECK(s.scalar("SELECT count FROM quota_days WHERE user_id = 'ann' AND counter = 'messages'") == 1);
+  // Removed (its turns first, as retention removes them): 404, and nothing is written for it.
+  {
+    auto db = s.db();
+    for (const char* sql : {"DELETE FROM turn_events WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?1)",
+                            "DELETE FROM turns WHERE session_id = ?1", "DELETE FROM sessions WHERE id = ?1"}) {
+      plotq::store::Stmt q(*db, sql);
+      q.bind(1, sid);
+      q.exec();
+    }
+  }
+  auto gone = s.message("ann", sid, plain("three"));
+  CHECK(gone.status == 404);
+  CHECK(gone.json()["detail"] == "session_not_found");
+  CHECK(s.scalar("SELECT count(*) FROM turns WHERE session_id = '" + sid + "'") == 0);
+  CHECK(s.scalar("SELECT count FROM quota_days WHERE user_id = 'ann' AND counter = 'messages'") == 1);
+  // The user goes on in a new session.
+  CHECK(turn_names(s, Server::as("ann"), s.session("ann"), plain("four")) ==
+        std::vector<std::string>{"ready", "message", "done"});
+}
+
+TEST_CASE("a data snippet as long as PLOTQ_TURN_DATA_CODE_MAX_CHARS admits runs: the validator's cap is the host's") {
+  Server s(Env{{"PLOTQ_TURN_DATA_CODE_MAX_CHARS", "16384"}});
+  std::string code = "import pandas as pd\n";
+  while (code.size() < 12000) code += "# a long explanation of the data, kept with the code\n";
+  code += "df = pd.DataFrame({'x': [1, 2]})\n";
+  REQUIRE(code.size() > 6000);  // past the validator's own default
+  REQUIRE(code.size() <= 16384);
+  // turns_test::data by name: for a non-const std::string, std::data (found by ADL) is the better match.
+  auto st = s.turn("ann", s.session("ann"), turns_test::data(code));
+  REQUIRE(st->head().status == 200);
+  auto evs = until_done(*st, 90s);
+  INFO((evs.empty() ? std::string() : evs.back().data.dump()));
+  CHECK(names(evs) == std::vector<std::string>{"ready", "status", "dataset", "message", "done"});
+}
