@@ -9,6 +9,10 @@ namespace plotq {
 // these, so a limit means the same in every route and record.
 std::size_t utf8_chars(std::string_view s);
 
+// UTF-8 (no overlong forms, no surrogates, at most U+10FFFF) without a NUL byte: what a text column
+// holds on both store engines (PostgreSQL's text refuses the rest).
+bool storable_text(std::string_view s);
+
 // The deepest bracket nesting ([ and {) outside JSON strings. Run before a JSON parser sees a
 // stranger's document, so a bomb nested a million deep is refused in one linear pass.
 std::size_t json_depth(std::string_view s);

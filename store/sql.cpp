@@ -1,7 +1,9 @@
 #include "store/sql.hpp"
 
 #include "store/db.hpp"
+#include "common/text.hpp"
 #include "store/driver.hpp"
+#include "store/error.hpp"
 
 namespace plotq::store {
 
@@ -15,7 +17,13 @@ std::string Column::getName() const { return c_.name(i_); }
 Stmt::Stmt(Db& db, std::string_view sql) : c_(db.conn().prepare(sql)) {}
 Stmt::~Stmt() = default;
 void Stmt::bind(int i) { c_->bind_null(i); }
-void Stmt::bind(int i, std::string_view v) { c_->bind_text(i, v); }
+void Stmt::bind(int i, std::string_view v) {
+  // A text value is one both engines hold. PostgreSQL's text refuses invalid UTF-8, and libpq would
+  // cut a value at its first NUL byte (parameters go as C strings): both are refused here, on
+  // either engine, with the code PostgreSQL gives the first.
+  if (!storable_text(v)) throw StoreError("constraint", "a text value with a NUL byte or invalid UTF-8");
+  c_->bind_text(i, v);
+}
 void Stmt::bind(int i, double v) { c_->bind_real(i, v); }
 void Stmt::bind_int(int i, std::int64_t v) { c_->bind_int(i, v); }
 void Stmt::bind_blob(int i, std::string_view bytes) { c_->bind_blob(i, bytes); }

@@ -151,3 +151,26 @@ TEMPLATE_TEST_CASE("send: outside a transaction a sent write is done when send r
   CHECK(pipe_code([&] { send_row(*db, 1, "again"); }) == "constraint");
   CHECK(rows(*other) == 1);
 }
+
+// A text value both engines hold: PostgreSQL's text refuses a NUL byte and invalid UTF-8, so SQLite
+// refuses them alike (with the same code), and a refused row leaves nothing behind.
+TEMPLATE_TEST_CASE("text values: a NUL byte or invalid UTF-8 is refused as constraint on both engines", "[engines]",
+                   OnSqlite, OnPostgres) {
+  StoreUnderTest<TestType> st;
+  auto db = st.open();
+  make_table(*db);
+  for (const std::string& bad : {std::string("a\0b", 3), std::string("\xff"), std::string("\xc0\xaf"),
+                                std::string("\xed\xa0\x80"), std::string("caf\xc3")}) {
+    INFO(bad.size());
+    CHECK(pipe_code([&] { send_row(*db, 1, bad); }) == "constraint");
+    CHECK(pipe_code([&] {
+            Tx tx(*db, "");
+            send_row(*db, 2, "fine");
+            send_row(*db, 3, bad);
+            tx.commit();
+          }) == "constraint");
+  }
+  CHECK(rows(*db) == 0);
+  send_row(*db, 4, "caf\xc3\xa9 \xf0\x9f\x93\x88");  // UTF-8 of every length is kept
+  CHECK(text_of(*db, "SELECT v FROM pipe_t WHERE k = 4") == "caf\xc3\xa9 \xf0\x9f\x93\x88");
+}
