@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <typeinfo>
 
 #include "common/log.hpp"
@@ -85,7 +86,7 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
               if (auto turn = weak.lock()) on_deadline(turn);
             });
         emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
-        answer(t, *a.value, *m);
+        answer(t, *m);
       });
 }
 
@@ -103,24 +104,18 @@ void TurnService::ended_at_admission(const std::shared_ptr<Turn>& t, const Admis
   events.deliver_stored(t, stored);
 }
 
-void TurnService::answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg) {
+void TurnService::answer(const std::shared_ptr<Turn>& t, const MessageRequest& msg) {
   if (t->ending()) return;
-  if (a.scope) {
-    const ScopeOutcome& o = *a.scope;
-    log_event("turn_scope", {{"turn", t->id}, {"scope", std::string(store::to_string(msg.scope))},
-                             {"code", o.code}, {"closed_session", o.closed_session}, {"locked", o.locked}});
-  }
-  if (a.refusal) return refuse(t, *a.refusal);
   try {
     switch (msg.action.kind) {
-      case store::TurnAction::none:
-        emit(t, "message", {{"text", help_text()}});
-        return complete(t);
       case store::TurnAction::data:
         return run_data_action(*this, t, msg.action);
       case store::TurnAction::plot:
         return run_plot_action(*this, t, msg.action);
+      case store::TurnAction::none:  // a plain turn ends at its admission (ended_at_admission)
+        break;
     }
+    throw std::logic_error("a plain turn reached its action");
   } catch (const std::exception& e) {
     log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
     fail(t, "internal");

@@ -90,8 +90,9 @@ class TurnService {
   static const char* help_text();
 
  private:
-  // What an admitted message does: a refusal, the plain answer, or its action.
-  void answer(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
+  // An admitted message with an action runs it (a refusal, a scope verdict and a plain answer end
+  // the turn at its admission: ended_at_admission).
+  void answer(const std::shared_ptr<Turn>& t, const MessageRequest& msg);
   // A turn the admission ended (a refusal, a plain answer): its events are stored, they are sent.
   void ended_at_admission(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
   void on_deadline(const std::shared_ptr<Turn>& t);

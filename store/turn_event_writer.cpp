@@ -28,8 +28,9 @@ void EventWriter::append(std::string_view turn_id, std::int64_t seq, std::string
   });
 }
 
-void EventWriter::finish(std::string_view turn_id, std::string_view outcome, const std::optional<std::string>& code,
-                         std::string_view ended_at) {
+// The end's statement, bound; `checked`: run it and explain a turn it did not change, else send it.
+void EventWriter::end(std::string_view turn_id, std::string_view outcome, const std::optional<std::string>& code,
+                      std::string_view ended_at, bool checked) {
   guarded("finish turn", [&] {
     Stmt r(db_, kFinish);
     r.bind(1, outcome);
@@ -37,21 +38,19 @@ void EventWriter::finish(std::string_view turn_id, std::string_view outcome, con
     else r.bind(2);
     r.bind(3, ended_at);
     r.bind(4, turn_id);
+    if (!checked) return r.send();
     if (r.exec() == 0) detail::explain_turn_no_change(db_, std::string(turn_id), "queued or running");
   });
 }
 
+void EventWriter::finish(std::string_view turn_id, std::string_view outcome, const std::optional<std::string>& code,
+                         std::string_view ended_at) {
+  end(turn_id, outcome, code, ended_at, true);
+}
+
 void EventWriter::finish_own(std::string_view turn_id, std::string_view outcome, const std::optional<std::string>& code,
                              std::string_view ended_at) {
-  guarded("finish turn", [&] {
-    Stmt r(db_, kFinish);
-    r.bind(1, outcome);
-    if (code) r.bind(2, *code);
-    else r.bind(2);
-    r.bind(3, ended_at);
-    r.bind(4, turn_id);
-    r.send();
-  });
+  end(turn_id, outcome, code, ended_at, false);
 }
 
 }  // namespace plotq::store::turns

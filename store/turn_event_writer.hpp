@@ -35,6 +35,8 @@ class EventWriter {
                   std::string_view ended_at);
 
  private:
+  void end(std::string_view turn_id, std::string_view outcome, const std::optional<std::string>& code,
+           std::string_view ended_at, bool checked);
   Db& db_;
 };
 
