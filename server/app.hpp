@@ -72,6 +72,8 @@ struct App {
   // The last periodic WAL checkpoint's failure ("" when it succeeded or none ran): /readyz's
   // store_writable reads it instead of writing to the store per request.
   std::string checkpoint_error;
+  // This node's part in a cluster (server/cluster_node.hpp); null on a single node.
+  class ClusterNode* cluster = nullptr;
   // The store's health as /healthz and /readyz report it (store_health(app), server/routes.cpp): on
   // SQLite read per request (one indexed read of a local file); on PostgreSQL the last answer of a
   // probe the store pool runs every PLOTQ_DB_PROBE_MS, so a probe never holds the loop.

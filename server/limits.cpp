@@ -102,6 +102,10 @@ Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn,
       a.session_missing = true;
       return a;
     }
+    if (seen.turn_in_flight) {  // another node (or this one, a moment ago) runs the user's turn
+      a.run_active = true;
+      return a;
+    }
     a.refusal = message_refusal(store::quotas::verdict(seen.messages, c.messages_per_day, c.messages_per_minute));
     if (!a.refusal && !seen.session_open) a.refusal = "session_closed";
     if (!a.refusal && c.attack_strikes > 0 && seen.strikes >= c.attack_strikes) a.refusal = "locked_out";

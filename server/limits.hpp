@@ -85,6 +85,7 @@ struct Admission {
   std::optional<ScopeOutcome> scope;
   std::vector<Event> events;  // seq 1, 2, ...; empty when the turn goes on to its action
   bool session_missing = false;  // the session is gone: nothing was written (session_not_found)
+  bool run_active = false;       // the user's last turn has not ended (on any node): nothing written (409 run_active)
 };
 Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn, store::ScopeVerdict scope,
                         store::UnixSeconds now, std::string_view plain_answer);

@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -21,6 +22,7 @@
 #include "sandbox/launcher.hpp"
 #include "sandbox/layers.hpp"
 #include "server/app.hpp"
+#include "server/cluster_node.hpp"
 #include "server/job_registry.hpp"
 #include "server/server.hpp"
 #include "store/exec.hpp"
@@ -128,14 +130,26 @@ int run(int argc, char** argv) {
       return 3;
     }
   }
+  if (cfg.cluster.on) {
+    if (cfg.cluster.node_id.empty()) {
+      char host[256] = {0};
+      ::gethostname(host, sizeof host - 1);
+      cfg.cluster.node_id = std::string(host) + "-" + std::to_string(::getpid());
+    }
+    // Every write transaction of this node's store connections is fenced by its lease.
+    cfg.db.fence = std::make_shared<store::WriteFence>();
+    cfg.db.fence->node = cfg.cluster.node_id;
+  }
   std::unique_ptr<store::Db> db;
   try {
     db = store::Db::open(cfg.db_path, cfg.db);
     int version = store::migrate(*db);
     // A previous process's unfinished turns and jobs can never finish: close them.
     auto now = store::now_unix();
-    std::int64_t abandoned = store::turns::finish_abandoned(*db, now);
-    std::int64_t forgotten = store::idempotency::forget_running(*db);
+    // In a cluster the other nodes' turns and jobs are alive: this node's own earlier ones are
+    // ended node_lost when it joins (ClusterNode::join).
+    std::int64_t abandoned = cfg.cluster.on ? 0 : store::turns::finish_abandoned(*db, now);
+    std::int64_t forgotten = cfg.cluster.on ? 0 : store::idempotency::forget_running(*db);
     // The limits this process enforces, for `plotq quotas` and the v_quota_* views.
     store::quotas::write_limits(*db, limits_table(cfg.turns), now);
     // SQLite's WAL-reset race needs two connections writing and checkpointing (store/checkpoint.hpp):
@@ -185,6 +199,17 @@ int run(int argc, char** argv) {
     log_event("js_runtime", {{"id", app.js_runtime->id}, {"node", app.js_runtime->node},
                              {"packages", app.js_runtime->packages.size()}});
   register_routes(app);
+  if (app.cluster) {
+    try {
+      app.cluster->join();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "plotqd: cluster: %s\n", e.what());
+      log_event("cluster_join_failed", {{"code", store::code_of(e)}});
+      return 3;
+    }
+    app.cluster->start();
+    app.on_shutdown([&app] { app.cluster->stop(); });  // after the turns' own shutdown
+  }
   start_store_checkpoints(app);  // after routes: its shutdown hook runs after theirs
   start_store_probe(app);
   health.add("sandbox", [&l = *launcher] {

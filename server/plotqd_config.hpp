@@ -7,6 +7,7 @@
 
 #include "queue/config.hpp"
 #include "runs/render_job.hpp"
+#include "server/cluster_config.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "server/auth.hpp"
@@ -34,6 +35,7 @@ struct PlotqdConfig {
   sandbox::Config sandbox;       // sandbox/README.md (same PLOTQ_* names as sandbox::config_from_env())
   sandbox::FigureConfig figure;  // sandbox/figure/README.md (same names as sandbox::figure_config_from_env())
   runs::RenderConfig render;     // runs/settings.cpp (every Renderer plotqd makes uses it)
+  ClusterConfig cluster;         // many nodes on one PostgreSQL (docs/scale-out.md)
 };
 
 // Registers every setting of c in s (defaults = the fields' current values).

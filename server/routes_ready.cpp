@@ -9,6 +9,7 @@
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
 #include "server/app.hpp"
+#include "server/cluster_node.hpp"
 #include "store/exec.hpp"
 #include "server/readiness.hpp"
 #include "store/migrate.hpp"
@@ -99,6 +100,8 @@ void register_ready_routes(App& app) {
         zygotes(app),
         chromium(app),
     };
+    if (app.cluster)  // a fenced node holds no lease: it claims and writes nothing until it rejoins
+      checks.push_back({"cluster", !app.cluster->fenced(), app.cluster->fenced() ? "fenced" : "ok"});
     bool ok = false;
     nlohmann::json body = ready_report(checks, &ok);
     res->send_json(ok ? 200 : 503, std::move(body));

@@ -4,6 +4,7 @@
 
 #include "queue/render_queue.hpp"
 #include "server/app.hpp"
+#include "server/cluster_node.hpp"
 
 namespace plotq::server {
 namespace {
@@ -22,7 +23,11 @@ nlohmann::json status_json(const queue::QueueStatus& q) {
 void register_status_routes(App& app) {
   app.router.get("/v1/status", [&app](Request req, std::shared_ptr<Responder> res) {
     if (!check_caller(app.callers, req, *res)) return;
-    res->send_json(200, status_json(app.queue.status()));
+    nlohmann::json body = status_json(app.queue.status());
+    // A cluster node: its id and slots, the live nodes and the cluster's queue (as of the last
+    // rescue round, PLOTQ_CLUSTER_RESCUE_S).
+    if (app.cluster) body["cluster"] = app.cluster->status_json();
+    res->send_json(200, std::move(body));
   });
 }
 

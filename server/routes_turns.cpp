@@ -7,6 +7,7 @@
 #include "server/app.hpp"
 #include "server/session_access.hpp"
 #include "server/turn_service.hpp"
+#include "server/cluster_node.hpp"
 #include "server/turn_stream.hpp"
 #include "server/errors.hpp"
 #include "store/exec.hpp"
@@ -23,6 +24,12 @@ namespace {
 void register_turn_routes(App& app) {
   auto svc = std::make_shared<TurnService>(app);
   app.on_shutdown([svc] { svc->shutdown(); });
+  if (app.config.cluster.on) {  // main joins it before serving and stops it at shutdown
+    auto node = std::make_shared<ClusterNode>(app, *svc);
+    svc->cluster = node.get();
+    app.cluster = node.get();
+    app.on_shutdown([node] {});  // keeps the node alive as long as the hooks
+  }
   // The drain: every open stream ends with a resumable close (an id-less closing event; the client
   // resumes with Last-Event-ID elsewhere or after the restart) while the turns run on for the grace.
   app.on_drain([svc, &app] {
@@ -30,7 +37,7 @@ void register_turn_routes(App& app) {
     auto frame = format_sse_event("closing", nlohmann::json{{"reason", "shutdown"}, {"retry_after_s", std::max(1LL, s)}}.dump());
     for (auto& t : svc->turns.all()) t->close_streams(*frame);
   });
-  app.count_work([svc] { return svc->turns.size(); });
+  app.count_work([svc] { return svc->own_turns(); });
 
   app.router.post("/v1/sessions", [&app, svc](Request req, std::shared_ptr<Responder> res) {
     auto caller = check_caller(app.callers, req, *res);
@@ -91,6 +98,14 @@ void register_turn_routes(App& app) {
     if (!caller) return;
     with_turn_in_session(app, *caller, req.param("id"), req.param("turn"), res,
                          [svc, res](const store::Session&, const store::Turn& turn) {
+                           auto live = svc->turns.find(turn.id);
+                           // A turn this node does not run: whoever runs it (or nobody yet) is told
+                           // through the cluster's queue.
+                           if (svc->cluster && (!live || live->follower) && turn.status != store::TurnStatus::done)
+                             return svc->cluster->cancel(turn.id, [res](std::string state) {
+                               if (state.rfind("error:", 0) == 0) return res->send_error(state.substr(6));
+                               res->send_json(200, {{"state", state}});
+                             });
                            res->send_json(200, {{"state", svc->cancel(turn.id)}});
                          });
   });

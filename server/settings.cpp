@@ -110,6 +110,23 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   s.section("Render slot and queue (queue/README.md)", "queue/config.cpp");
   queue::register_settings(s, c.queue);
 
+  s.section("Cluster: many nodes on one PostgreSQL (docs/scale-out.md)", "server/settings.cpp");
+  s.add("PLOTQ_CLUSTER", &c.cluster.on,
+        "join a cluster of plotqd nodes sharing one PostgreSQL store: one queue, one set of limits (needs PLOTQ_DB on PostgreSQL)");
+  s.add("PLOTQ_NODE_ID", &c.cluster.node_id, "this node's name in the cluster (1-128 chars); empty = hostname-pid");
+  s.add("PLOTQ_NODE_ADDRESS", &c.cluster.address, "where operators reach this node, shown by `plotq nodes`; empty = PLOTQ_LISTEN");
+  s.add("PLOTQ_NODE_LEASE_S", &c.cluster.lease_s,
+        "a node that cannot renew its lease within this fences itself (kills its jobs, claims nothing); others then end its running work node_lost")
+      .range(1, 600);
+  s.add("PLOTQ_NODE_HEARTBEAT_S", &c.cluster.heartbeat_s, "the node renews its lease this often, seconds (well below the lease)")
+      .range(0.1, 300);
+  s.add("PLOTQ_CLUSTER_POLL_MS", &c.cluster.poll_ms,
+        "a node with a free slot looks for waiting work, and reads new events of turns run on other nodes, this often")
+      .range(5, 10'000);
+  s.add("PLOTQ_CLUSTER_RESCUE_S", &c.cluster.rescue_s,
+        "how often a node looks for lost nodes and waits past PLOTQ_QUEUE_MAX_WAIT_S (one node at a time acts)")
+      .range(0.05, 600);
+
   // Chat turns: per-user limits, wire caps, run timeouts (server/limits.hpp)
   s.section("Chat turns: per-user limits, wire caps, run timeouts", "server/settings.cpp");
   register_turn_settings(s, c.turns);
@@ -132,6 +149,10 @@ std::vector<std::string> check_config(const PlotqdConfig& c) {
   if (c.http.stream_ping.count() > 0 && c.http.stream_ping < std::chrono::milliseconds(10))
     out.push_back("PLOTQ_SSE_PING_S must be 0 or at least 0.01");
   if (std::string q = c.queue.invalid_reason(); !q.empty()) out.push_back("queue settings: " + q);
+  if (c.cluster.on && store::engine_of(c.db_path) != store::Engine::postgresql)
+    out.push_back("PLOTQ_CLUSTER=on needs PLOTQ_DB to name a PostgreSQL server");
+  if (c.cluster.on && c.cluster.heartbeat_s * 2 > c.cluster.lease_s)
+    out.push_back("PLOTQ_NODE_HEARTBEAT_S must be at most half of PLOTQ_NODE_LEASE_S");
   return out;
 }
 

@@ -25,6 +25,11 @@ void Turn::deliver(std::int64_t seq, const std::string& name, const std::string&
   else std::erase_if(subscribers_, [](const Subscriber& s) { return !s.res->is_open(); });
 }
 
+void Turn::send_live(const std::string& frame) {
+  for (auto& s : subscribers_)
+    if (s.res->is_open() && s.res->write_raw(frame)) count_events_sent("live");
+}
+
 void Turn::close_streams(const std::string& last) {
   for (auto& s : subscribers_) {
     if (s.res->is_open()) s.res->write_raw(last);

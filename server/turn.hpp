@@ -51,6 +51,14 @@ class Turn {
   // and a turn starts with none, so the EventLog numbers them here instead of asking the store.
   std::int64_t next_seq = 1;
 
+  // ---- cluster (docs/scale-out.md) ----
+  // Run on another node (or not claimed yet): this node only streams it, reading its events from
+  // the store, and never writes one.
+  bool follower = false;
+  // This node claimed the turn's queue entry in this epoch (0: not a claimed turn): it writes the
+  // turn's events, and its entry goes when the turn ends.
+  std::int64_t claim_epoch = 0;
+
   // ---- streams ----
   // Follows the turn from after `after`: events with a larger seq are written to res as they come.
   void subscribe(std::shared_ptr<Responder> res, std::int64_t after);
@@ -60,6 +68,10 @@ class Turn {
   // turn's next event could not be stored, and the client resumes from what was.
   void close_streams(const std::string& last);
   std::int64_t delivered() const { return delivered_; }
+  // A follower starts from what its streams were given already.
+  void set_delivered(std::int64_t seq) { delivered_ = seq; }
+  // A frame that is not stored (no id): a follower's status{queued}, computed from the queue.
+  void send_live(const std::string& frame);
   std::size_t subscribers() const { return subscribers_.size(); }
   bool ending() const { return stage == Stage::ending; }
 

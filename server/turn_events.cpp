@@ -39,7 +39,7 @@ void EventLog::emit(const std::shared_ptr<Turn>& turn, std::string_view name, co
 }
 
 void EventLog::emit_json(const std::shared_ptr<Turn>& turn, std::string_view name, std::string data) {
-  if (turn->ending()) return;
+  if (turn->ending() || turn->follower) return;  // a follower's events are written by the node running it
   // The id is the turn's next seq, taken now: ids only grow, even past an event that failed to store.
   pending_.push_back({turn, std::string(name), std::move(data), std::nullopt, turn->next_seq++, false, {}});
   schedule();

@@ -15,6 +15,7 @@
 #include "store/ledger.hpp"
 #include "store/turns.hpp"
 #include "store/exec.hpp"
+#include "server/cluster_node.hpp"
 #include "server/errors.hpp"
 
 namespace plotq::server {
@@ -36,6 +37,7 @@ TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.
   events.on_turn_done([this](const std::shared_ptr<Turn>& t) {
     turns.remove(*t);
     t->stop_work = nullptr;
+    if (cluster && t->claim_epoch) cluster->finished(*t);
   });
 }
 
@@ -56,6 +58,10 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
   // on its way to the store.
   turns.add(t);
   store::NewTurn row{t->id, session_id, user, static_cast<std::int64_t>(msg.text_chars), msg.action.kind};
+  if (cluster) {  // its writes are this node's until another claims its work
+    row.node = cluster->id();
+    row.node_epoch = cluster->epoch();
+  }
   auto m = std::make_shared<MessageRequest>(std::move(msg));
   // The turn's row and its admission in one store call (one transaction): nothing is streamed
   // before the store has the turn.
@@ -65,12 +71,13 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
         return admit_message(db, cfg, row, scope, store::now_unix(), help_text());
       },
       [this, t, res, m](store::Stored<Admission> a) {
-        if (!a.ok() || a.value->session_missing) {  // nothing was written or streamed
+        if (!a.ok() || a.value->session_missing || a.value->run_active) {  // nothing was written or streamed
           turns.remove(*t);
           in_arrival_order(t, nullptr);
           if (!a.ok()) log_event("turn_start_failed", {{"code", a.code}});
-          else owners.forget(t->session_id);
-          if (!res->answered()) res->send_error(a.ok() ? "session_not_found" : store_failure_code(a.code));
+          else if (a.value->session_missing) owners.forget(t->session_id);
+          if (!res->answered())
+            res->send_error(!a.ok() ? store_failure_code(a.code) : a.value->run_active ? "run_active" : "session_not_found");
           return;
         }
         StreamOptions opts;
@@ -106,20 +113,16 @@ void TurnService::ended_at_admission(const std::shared_ptr<Turn>& t, const Admis
 
 void TurnService::answer(const std::shared_ptr<Turn>& t, const MessageRequest& msg) {
   if (t->ending()) return;
-  try {
-    switch (msg.action.kind) {
-      case store::TurnAction::data:
-        return run_data_action(*this, t, msg.action);
-      case store::TurnAction::plot:
-        return run_plot_action(*this, t, msg.action);
-      case store::TurnAction::none:  // a plain turn ends at its admission (ended_at_admission)
-        break;
-    }
-    throw std::logic_error("a plain turn reached its action");
-  } catch (const std::exception& e) {
-    log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
-    fail(t, "internal");
+  if (cluster && msg.action.kind != store::TurnAction::none) {
+    // Any node of the cluster may run it: it waits in the cluster's queue, in the order the turns
+    // started here.
+    std::weak_ptr<Turn> weak = t;
+    return in_arrival_order(t, [this, weak, action = msg.action] {
+      auto turn = weak.lock();
+      if (turn && !turn->ending()) cluster->enqueue(turn, action);
+    });
   }
+  run_action(t, msg.action);
 }
 
 void TurnService::on_deadline(const std::shared_ptr<Turn>& t) {
@@ -145,6 +148,12 @@ std::string TurnService::cancel(const std::string& turn_id) {
 void TurnService::shutdown() {
   for (auto& t : turns.all()) {
     if (t->ending()) continue;
+    if (t->follower) {  // another node runs it: its stream resumes there
+      t->close_streams(format_sse_event("closing", nlohmann::json{{"reason", "shutdown"}, {"retry_after_s", 1}}.dump())
+                           .value_or(""));
+      turns.remove(*t);
+      continue;
+    }
     t->stop_reason = "shutdown";
     auto stop = std::move(t->stop_work);
     fail(t, "unavailable");
@@ -174,6 +183,7 @@ void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, c
 
 void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
   auto shared = std::make_shared<ActionPlan>(std::move(plan));
+  if (t->claim_epoch) return take_planned_slot(t, shared);  // booked by the node that enqueued it
   app.store.run(
       "book a daily run",
       [cfg = cfg, user = t->user, counter = shared->counter](store::Db& db) {
@@ -351,11 +361,71 @@ void TurnService::fail(const std::shared_ptr<Turn>& t, const std::string& code) 
 void TurnService::complete(const std::shared_ptr<Turn>& t) { end(t, "ok", std::nullopt); }
 
 void TurnService::end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code) {
-  if (t->ending()) return;
+  if (t->ending() || t->follower) return;  // a follower's end is written by the node that runs it
   in_arrival_order(t, nullptr);  // an ending turn holds nobody's place
   t->stop_work = nullptr;
   if (t->slot) t->slot->end();  // returns the slot (or withdraws a waiting take), stops the deadline
   events.finish(t, state, code);
+}
+
+}  // namespace plotq::server
+
+namespace plotq::server {
+
+void TurnService::run_claimed(const store::cluster::Claimed& c, std::int64_t epoch, const TurnAction& action) {
+  auto t = turns.find(c.e.turn_id);
+  if (t && !t->follower) {
+    log_event("cluster_claim_twice", {{"turn", t->id}});  // cannot happen: a claim moves an entry once
+    return;
+  }
+  if (!t) {
+    t = std::make_shared<Turn>(c.e.turn_id, c.e.session_id, c.e.user_id);
+    turns.add(t);
+  }
+  t->follower = false;
+  t->claim_epoch = epoch;
+  t->next_seq = std::max(t->next_seq, c.e.next_seq);
+  t->arrival_done = true;  // it took its place in the cluster's queue
+  t->stage = Turn::Stage::working;
+  t->stop_work = nullptr;
+  std::weak_ptr<Turn> weak = t;
+  t->slot = std::make_unique<queue::TurnSlot>(
+      app.queue, queue::Holder{queue::HolderKind::turn, t->user, "turn " + t->id}, [this, weak] {
+        if (auto turn = weak.lock()) on_deadline(turn);
+      });
+  run_action(t, action);
+}
+
+void TurnService::run_action(const std::shared_ptr<Turn>& t, const TurnAction& action) {
+  try {
+    switch (action.kind) {
+      case store::TurnAction::data:
+        return run_data_action(*this, t, action);
+      case store::TurnAction::plot:
+        return run_plot_action(*this, t, action);
+      case store::TurnAction::none:  // a plain turn ends at its admission (ended_at_admission)
+        break;
+    }
+    throw std::logic_error("a plain turn reached its action");
+  } catch (const std::exception& e) {
+    log_event("turn_failed", {{"turn", t->id}, {"class", typeid(e).name()}});
+    fail(t, "internal");
+  }
+}
+
+void TurnService::drop(const std::shared_ptr<Turn>& t, const std::string& closing) {
+  auto stop = std::move(t->stop_work);
+  t->stage = Turn::Stage::ending;  // nothing more is emitted or written for it here
+  if (t->slot) t->slot->end();
+  t->close_streams(closing);
+  turns.remove(*t);
+  if (stop) stop();
+}
+
+std::size_t TurnService::own_turns() const {
+  std::size_t n = 0;
+  for (const auto& t : turns.all()) n += t->follower ? 0 : 1;
+  return n;
 }
 
 }  // namespace plotq::server

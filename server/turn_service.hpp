@@ -20,6 +20,7 @@
 #include "server/turn_action.hpp"
 #include "server/turn_events.hpp"
 #include "server/turn_wire.hpp"
+#include "store/cluster.hpp"
 
 namespace plotq::runs {
 class Renderer;
@@ -38,6 +39,7 @@ class TurnService {
   TurnRegistry turns;
   SessionOwners owners;  // sessions this node has seen, by id: their user
   std::unique_ptr<runs::Renderer> renderer;  // null when plot renders are not built in
+  class ClusterNode* cluster = nullptr;      // set when this node is one of a cluster (docs/scale-out.md)
 
   // Starts a turn for a message that passed the HTTP checks (413, 404, 409): admits and creates it
   // in one transaction, streams it on res and runs it. When the store fails, res gets the store's
@@ -51,6 +53,16 @@ class TurnService {
 
   // SIGTERM: every live turn ends with error{unavailable}; running jobs are killed.
   void shutdown();
+
+  // ---- cluster (server/cluster_node.hpp) ----
+  // Runs a turn whose queue entry this node claimed: its action, under a local slot, writing its
+  // events from the entry's next seq (a follower of it on this node becomes its writer).
+  void run_claimed(const store::cluster::Claimed& c, std::int64_t epoch, const TurnAction& action);
+  // A fenced node lets a turn go without writing anything: its job killed, its streams ended with
+  // `closing` (their clients resume on another node), the turn forgotten here.
+  void drop(const std::shared_ptr<Turn>& t, const std::string& closing);
+  // Turns this node writes (not followers): the drain waits for these.
+  std::size_t own_turns() const;
 
   // ---- endings (used by the actions) ----
   void refuse(const std::shared_ptr<Turn>& t, const std::string& code, const std::string& text = "");
@@ -93,6 +105,8 @@ class TurnService {
   // An admitted message with an action runs it (a refusal, a scope verdict and a plain answer end
   // the turn at its admission: ended_at_admission).
   void answer(const std::shared_ptr<Turn>& t, const MessageRequest& msg);
+  // Runs the data or plot action (an exception ends the turn with error{internal}).
+  void run_action(const std::shared_ptr<Turn>& t, const TurnAction& action);
   // A turn the admission ended (a refusal, a plain answer): its events are stored, they are sent.
   void ended_at_admission(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
   void on_deadline(const std::shared_ptr<Turn>& t);

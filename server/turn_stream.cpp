@@ -5,6 +5,7 @@
 
 #include "server/server_metrics.hpp"
 #include "store/exec.hpp"
+#include "server/cluster_node.hpp"
 #include "server/turn_service.hpp"
 #include "store/turns.hpp"
 
@@ -37,6 +38,7 @@ struct Replay : std::enable_shared_from_this<Replay> {
   std::size_t budget;
   std::deque<store::TurnEvent> page;
   bool live_at_read = false;  // the turn was live when the last read was sent
+  bool adopt_tried = false;   // a cluster node looked for the turn in the store once
 
   void step() {
     for (;;) {
@@ -86,7 +88,32 @@ struct Replay : std::enable_shared_from_this<Replay> {
     if (t) return t->subscribe(res, after);
     // It ended while the read was on its way: a read from now on sees every event it stored.
     if (live_at_read) return read();
+    if (s.cluster && !adopt_tried) return adopt();
     res->close();  // ended (or abandoned by an earlier process) without more to send
+  }
+
+  // A cluster node resuming a turn that another node runs (or that waits in the cluster's queue):
+  // it follows the turn from the store. A turn that has ended gets one more read, for what it
+  // stored since the last one.
+  void adopt() {
+    adopt_tried = true;
+    s.app.store.run(
+        "read a turn to follow", [turn_id = turn_id](store::Db& db) { return store::turns::get(db, turn_id); },
+        [self = shared_from_this()](store::Stored<std::optional<store::Turn>> got) {
+          if (!self->res->is_open()) return;
+          if (!got.ok()) return self->res->close();
+          const auto& row = *got.value;
+          if (!row || row->status == store::TurnStatus::done) return self->read();
+          auto t = self->s.turns.find(self->turn_id);
+          if (!t) {
+            t = std::make_shared<Turn>(row->id, row->session_id, row->user_id);
+            t->set_delivered(self->after);
+            self->s.turns.add(t);
+            self->s.cluster->follow(t, true);
+          }
+          if (t->delivered() > self->after) return self->read();
+          t->subscribe(self->res, self->after);
+        });
   }
 };
 

@@ -17,6 +17,8 @@ struct Seen {
   std::int64_t strikes = 0;   // the user's, at or after strikes_since
   bool session_found = false;
   bool session_open = false;
+  // The user has a turn not yet done (on any node of a cluster): one in flight per user.
+  bool turn_in_flight = false;
 };
 Seen read(Db& db, const std::string& user_id, const std::string& session_id, UnixSeconds now, UnixSeconds strikes_since);
 

@@ -7,6 +7,9 @@
 // engines, and the two behave alike. The plotq CLI opens its own connection; SQLite's WAL lets it
 // read while plotqd writes. A Db must not be shared between threads; open one per thread.
 #pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
 #include <memory>
 #include <string>
 
@@ -22,6 +25,15 @@ namespace plotq::store {
 namespace detail {
 class Conn;
 }
+
+// A cluster node's write fence (issue 37): while epoch > 0, every write transaction on PostgreSQL
+// first runs plotq_fence(node, epoch), which fails the transaction (StoreError `fenced`) unless
+// the node's row is live with that epoch and an unexpired lease. Shared by all of a node's
+// connections; the node sets the epoch when it joins and again when it rejoins.
+struct WriteFence {
+  std::string node;
+  std::atomic<std::int64_t> epoch{0};
+};
 
 struct Options {
   bool synchronous_full = false;  // PLOTQ_DB_SYNCHRONOUS_FULL: synchronous=FULL (default NORMAL)
@@ -49,6 +61,8 @@ struct Options {
   // PLOTQ_DB_POOL_SIZE: plotqd's connections (one worker thread each) for store calls off the
   // event loop, plus one for the turn events, which are written in order.
   int pool_size = 3;
+  // Set by a cluster node (not a setting): see WriteFence.
+  std::shared_ptr<WriteFence> fence;
   // PLOTQ_DB_PROBE_MS: plotqd on PostgreSQL asks the store how it is this often (/healthz, /readyz
   // read the last answer; a probe still out after one interval counts as unreachable).
   int probe_ms = 1000;

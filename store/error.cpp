@@ -38,6 +38,8 @@ void rethrow_sqlite(const SQLite::Exception& e, std::string_view what) {
 
 std::string code_for_sqlstate(std::string_view s) {
   auto cls = s.substr(0, 2);
+  // plotq_fence (migrations/postgresql/0002_cluster.sql): this node holds no lease.
+  if (s == "PQF01") return "fenced";
   if (cls == "23") return "constraint";
   // A value the column's type cannot hold (text into a number, out of range, too long, bytes that
   // are not UTF-8): SQLite's STRICT tables refuse the first ones as SQLITE_CONSTRAINT_DATATYPE.

@@ -7,6 +7,7 @@
 //   not_found    the row a call names does not exist
 //   bad_state    the row exists but is in the wrong state for the call (e.g. finishing a done turn)
 //   invalid      an argument the store cannot use (malformed day, empty id)
+//   fenced       PostgreSQL, a cluster node: it holds no lease (plotq_fence); nothing written
 //   unreachable  PostgreSQL: the server cannot be reached (refused, down, the connection lost);
 //                the driver reconnects with a backoff, the caller may retry later
 //   disk_full, io, corrupt, sqlite, postgresql   the underlying engine's failure class

@@ -257,6 +257,14 @@ class PgConn final : public Conn {
     piping_ = true;
     sent_ = 0;
     command([&] { return PQsendQueryParams(c_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0); }, "begin", false);
+    if (options_.fence) {
+      if (std::int64_t epoch = options_.fence->epoch.load(); epoch > 0) {
+        auto fence = prepare("SELECT plotq_fence(?, ?)");
+        fence->bind_text(1, options_.fence->node);
+        fence->bind_int(2, epoch);
+        fence->send();
+      }
+    }
     if (!scope) {
       auto lock = prepare("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
       return lock->send();

@@ -36,8 +36,8 @@ void create(Db& db, const NewTurn& t, UnixSeconds now) {
   detail::require_id("turn id", t.id);
   guarded("create turn", [&] {
     Stmt q(db,
-        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action, status) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action, status, node, node_epoch) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     q.bind(1, t.id);
     q.bind(2, t.session_id);
     q.bind(3, t.user_id);
@@ -45,6 +45,8 @@ void create(Db& db, const NewTurn& t, UnixSeconds now) {
     q.bind(5, static_cast<std::int64_t>(t.text_chars));
     detail::bind_sv(q, 6, to_string(t.action));
     q.bind(7, t.running ? "running" : "queued");
+    detail::bind_opt(q, 8, t.node);
+    if (t.node) q.bind(9, t.node_epoch); else q.bind(9);
     q.send();  // in a transaction (a message's admission) it goes out with the next that waits
   });
 }
@@ -141,10 +143,6 @@ std::optional<Turn> active_for_user(Db& db, const std::string& user_id) {
   });
 }
 
-namespace {
-
-// Ends each turn (id, its last stored seq) with error{code, ref} and done{state:"error"} stored
-// kAbandonedSeqGap above that seq, inside the caller's transaction.
 void end_with_error(Db& s, const std::vector<std::pair<std::string, std::int64_t>>& turns,
                     const std::string& outcome, const std::string& code, UnixSeconds now) {
   const std::string at = iso_utc(now);
@@ -161,7 +159,8 @@ void end_with_error(Db& s, const std::vector<std::pair<std::string, std::int64_t
   };
   for (const auto& [turn, last] : turns) {
     append(turn, last + kAbandonedSeqGap, "error", {{"code", code}, {"ref", turn}});
-    append(turn, last + kAbandonedSeqGap + 1, "done", {{"turn", turn}, {"state", "error"}});
+    append(turn, last + kAbandonedSeqGap + 1, "done",
+           {{"turn", turn}, {"state", outcome == "cancelled" ? "cancelled" : "error"}});
     end.reset();
     end.bind(1, outcome);
     end.bind(2, code);
@@ -171,8 +170,8 @@ void end_with_error(Db& s, const std::vector<std::pair<std::string, std::int64_t
   }
 }
 
+namespace {
 constexpr const char* kLastSeq = "coalesce((SELECT max(seq) FROM turn_events e WHERE e.turn_id = t.id), 0)";
-
 }  // namespace
 
 std::int64_t finish_abandoned(Db& db, UnixSeconds now) {

@@ -33,6 +33,9 @@ struct NewTurn {
   std::int64_t text_chars = 0;
   TurnAction action = TurnAction::none;
   bool running = false;  // written as started (a plain turn admitted in the same transaction)
+  // A cluster node admitting it (docs/scale-out.md): the node and epoch that own its writes.
+  std::optional<std::string> node;
+  std::int64_t node_epoch = 0;
 };
 
 struct TurnEvent {
@@ -73,6 +76,11 @@ std::int64_t finish_abandoned(Db& db, UnixSeconds now);
 // outcome 'error', code as given (storage_full, store_unavailable), the two events kAbandonedSeqGap
 // above its last stored one. Nothing when the turn is already done. Throws StoreError.
 void end_unstored(Db& db, const std::string& turn_id, const std::string& code, UnixSeconds now);
+// Ends each turn (id, its last stored seq) inside the caller's transaction: error{code, ref} and
+// done{state} stored kAbandonedSeqGap above that seq (state "cancelled" for outcome cancelled,
+// else "error"), the row done with outcome and code.
+void end_with_error(Db& db, const std::vector<std::pair<std::string, std::int64_t>>& turns,
+                    const std::string& outcome, const std::string& code, UnixSeconds now);
 std::vector<Turn> list_for_session(Db& db, const std::string& session_id, int limit = 1000);
 }  // namespace turns
 

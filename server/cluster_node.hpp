@@ -1,0 +1,120 @@
+// This plotqd as one node of a cluster on one PostgreSQL (issue 37, docs/scale-out.md). Owns the
+// node's lease (a heartbeat thread with a connection of its own, so a busy pool never delays a
+// renewal), the node's self-fence, and the loop's cluster rounds: claim waiting work while a local
+// slot is free, read the events of turns this node streams but another node runs, send their
+// positions, pass on cancels asked for elsewhere, and rescue what lost nodes held.
+//
+// Who writes a turn's events: the node that admitted it until its work is enqueued, then the node
+// that claimed it. Every other node that holds a stream of it is a follower (Turn::follower).
+// Loop thread only, except the heartbeat thread's own members (atomics, its Db).
+#pragma once
+#include <atomic>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "server/app.hpp"
+#include "server/cluster_config.hpp"
+#include "server/turn.hpp"
+#include "server/turn_wire.hpp"
+#include "store/cluster.hpp"
+#include "store/db.hpp"
+
+namespace plotq::server {
+
+class TurnService;
+struct TurnAction;
+
+// A queue entry's action (its JSON, written by ClusterNode::enqueue) read back by the claimant.
+TurnAction action_from_json(const std::string& text);
+
+class ClusterNode {
+ public:
+  ClusterNode(App& app, TurnService& svc);
+  ~ClusterNode();
+  ClusterNode(const ClusterNode&) = delete;
+  ClusterNode& operator=(const ClusterNode&) = delete;
+
+  // Joins before plotqd serves (a blocking store call, at start only); throws StoreError.
+  void join();
+  // The heartbeat thread and the loop's rounds.
+  void start();
+  // A clean stop: the rounds end, the row says left (its running work was ended by the shutdown).
+  void stop();
+
+  const std::string& id() const { return id_; }
+  std::int64_t epoch() const { return epoch_; }
+  bool fenced() const { return fenced_; }
+
+  // A turn's action goes to the cluster's queue: its daily run booked and its entry inserted in
+  // one transaction (refusals end the turn here); then this node follows it.
+  void enqueue(const std::shared_ptr<Turn>& t, const TurnAction& action);
+  // Streams a turn another node runs: its events are read from the store after t->delivered().
+  void follow(const std::shared_ptr<Turn>& t, bool active);
+  // POST cancel of a turn this node does not run: "cancelled" (it was waiting: ended now),
+  // "cancelling" (the node running it kills it) or "done".
+  void cancel(const std::string& turn_id, std::function<void(std::string)> answer);
+  // A turn this node claimed has ended: its entry goes.
+  void finished(const Turn& t);
+
+  // GET /v1/status's "cluster" (the last round's view; no store call).
+  nlohmann::json status_json() const;
+
+ private:
+  struct Followed {
+    std::weak_ptr<Turn> turn;
+    bool active = false;  // not waiting (running elsewhere, or its entry gone): its events are read
+    int position = 0, waiting = 0;
+    std::chrono::steady_clock::time_point sent{};
+    std::chrono::steady_clock::time_point gap_since{};  // waiting for an event its writer has not stored yet
+  };
+  void round();           // every PLOTQ_CLUSTER_POLL_MS
+  void claim_round();
+  void events_round();
+  void standings_round();
+  void rescue_round();    // every PLOTQ_CLUSTER_RESCUE_S: rescue, cancel requests, the status view
+  void arm();
+  void fence_self(const char* why);
+  void rejoined(store::cluster::Lease lease);
+  void heartbeat_loop();
+  std::string status_frame(int position, int waiting) const;
+
+  App& app_;
+  TurnService& svc_;
+  const ClusterConfig& cfg_;
+  std::string id_;
+  std::string address_;
+  std::int64_t epoch_ = 0;
+  bool fenced_ = false;
+  bool stopped_ = false;
+  bool claiming_ = false, reading_ = false, standing_ = false, rescuing_ = false;
+  std::unordered_map<std::string, Followed> followed_;
+  boost::asio::steady_timer timer_;
+  std::chrono::steady_clock::time_point next_standings_{}, next_rescue_{};
+  std::shared_ptr<store::WriteFence> fence_;
+  // The last round's view for /status.
+  std::vector<store::cluster::NodeRow> nodes_;
+  store::cluster::QueueTotals totals_;
+
+  // Heartbeat thread: renews the lease, or joins again after a fence.
+  std::unique_ptr<store::Db> beat_db_;  // the heartbeat's own connection (no fence)
+  std::thread heartbeat_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool quit_ = false;
+  std::atomic<std::int64_t> lease_deadline_ns_{0};  // steady clock: renewed in time until then
+  std::atomic<bool> lost_{false};                    // a renewal found the lease gone
+  std::atomic<bool> want_join_{false};               // fenced: join again with a new epoch
+  std::atomic<std::int64_t> beat_epoch_{0};
+};
+
+}  // namespace plotq::server

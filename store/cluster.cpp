@@ -1,0 +1,393 @@
+#include "store/cluster.hpp"
+
+#include "store/error.hpp"
+#include "store/ledger.hpp"
+#include "store/sql.hpp"
+#include "store/sql_util.hpp"
+#include "store/turns.hpp"
+#include "store/types.hpp"
+
+namespace plotq::store::cluster {
+namespace {
+
+// A PostgreSQL text[] literal: every element quoted, so any id is one element.
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+std::string int_array(const std::vector<std::int64_t>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + std::to_string(items[i]);
+  return out + "}";
+}
+
+void require_pg(Db& db, const char* what) {
+  if (db.engine() != Engine::postgresql)
+    throw StoreError("invalid", std::string(what) + ": a cluster needs PostgreSQL");
+}
+
+// The ledger row of a turn's job that a node did not finish: node_lost (failed, never re-run),
+// or a refusal (capacity: its wait ran out; cancelled: withdrawn while waiting).
+void book(Db& db, const Ended& e, UnixSeconds now) {
+  LedgerEntry row;
+  row.job_id = e.job_id;
+  row.kind = parse_run_kind(e.kind).value_or(RunKind::data);
+  row.user_id = e.user_id;
+  row.session_id = e.session_id;
+  row.turn_id = e.turn_id;
+  row.created_at = now;
+  row.reason = e.code;
+  if (e.code == "node_lost") {
+    row.outcome = RunOutcome::failed;
+  } else {
+    row.outcome = RunOutcome::refused;
+    row.refusal_code = e.code;
+  }
+  ledger::insert(db, row);
+}
+
+// Ends the turns of `ended` (their events after the last stored one, the row done) and books
+// their ledger rows, inside the caller's transaction.
+void end_all(Db& db, const std::vector<Ended>& ended, UnixSeconds now) {
+  for (const auto& e : ended) {
+    Stmt q(db, "SELECT coalesce((SELECT max(seq) FROM turn_events WHERE turn_id = ?1), 0), "
+               "(SELECT status FROM turns WHERE id = ?1)");
+    q.bind(1, e.turn_id);
+    if (!q.executeStep() || q.getColumn(1).isNull() || q.getColumn(1).getString() == "done") continue;
+    std::int64_t last = q.getColumn(0).getInt64();
+    std::string outcome = e.code == "cancelled" ? "cancelled" : "error";
+    turns::end_with_error(db, {{e.turn_id, last}}, outcome, e.code, now);
+    if (!e.job_id.empty()) book(db, e, now);
+  }
+}
+
+Ended ended_from(Stmt& q, int first, const std::string& code) {
+  // (the caller's SELECT lists turn_id, user_id, session_id, job_id, kind from `first`)
+  return Ended{q.getColumn(first).getString(),     q.getColumn(first + 1).getString(),
+               q.getColumn(first + 2).getString(), q.getColumn(first + 3).getString(),
+               q.getColumn(first + 4).getString(), code};
+}
+
+// Everything (node, epochs before `below`) held: running entries, and turns it admitted that have
+// no entry (they were between admission and enqueue). Waiting entries it enqueued stay queued.
+std::vector<Ended> lost_work(Db& db, const std::string& node, std::int64_t below) {
+  std::vector<Ended> out;
+  Stmt run(db, "DELETE FROM queue_entries WHERE state = 'running' AND node = ?1 AND epoch < ?2 "
+               "RETURNING turn_id, user_id, session_id, job_id, kind");
+  run.bind(1, node);
+  run.bind(2, below);
+  while (run.executeStep()) out.push_back(ended_from(run, 0, "node_lost"));
+  // No job of these started, so they get no ledger row (empty job id).
+  Stmt bare(db, "SELECT t.id, t.user_id, t.session_id, '', "
+                "CASE t.action WHEN 'plot' THEN 'render' ELSE 'data' END FROM turns t "
+                "WHERE t.node = ?1 AND t.node_epoch < ?2 AND t.status <> 'done' "
+                "AND NOT EXISTS (SELECT 1 FROM queue_entries q WHERE q.turn_id = t.id)");
+  bare.bind(1, node);
+  bare.bind(2, below);
+  while (bare.executeStep()) out.push_back(ended_from(bare, 0, "node_lost"));
+  return out;
+}
+
+}  // namespace
+
+std::pair<Lease, std::vector<Ended>> join(Db& db, const std::string& node, int slots, int capacity,
+                                          const std::string& address, int lease_ms, UnixSeconds now) {
+  require_pg(db, "join the cluster");
+  detail::require_id("node id", node);
+  return guarded("join the cluster", [&] {
+    Tx tx(db, "node:" + node);
+    Stmt q(db,
+           "INSERT INTO nodes(id, epoch, state, slots, capacity, address, joined_ms, heartbeat_ms, lease_until_ms) "
+           "VALUES (?1, 1, 'live', ?2, ?3, ?4, plotq_now_ms(), plotq_now_ms(), plotq_now_ms() + ?5) "
+           "ON CONFLICT (id) DO UPDATE SET epoch = nodes.epoch + 1, state = 'live', slots = excluded.slots, "
+           "capacity = excluded.capacity, address = excluded.address, joined_ms = excluded.joined_ms, "
+           "heartbeat_ms = excluded.heartbeat_ms, lease_until_ms = excluded.lease_until_ms "
+           "RETURNING epoch, lease_until_ms, plotq_now_ms()");
+    q.bind(1, node);
+    q.bind(2, slots);
+    q.bind(3, capacity);
+    q.bind(4, address);
+    q.bind(5, lease_ms);
+    if (!q.executeStep()) throw StoreError("postgresql", "join returned no row");
+    Lease l{q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()};
+    q.reset();
+    auto ended = lost_work(db, node, l.epoch);
+    end_all(db, ended, now);
+    tx.commit();
+    return std::make_pair(l, ended);
+  });
+}
+
+std::optional<Lease> renew(Db& db, const std::string& node, std::int64_t epoch, int lease_ms) {
+  return guarded("renew the node's lease", [&]() -> std::optional<Lease> {
+    Stmt q(db, "UPDATE nodes SET heartbeat_ms = plotq_now_ms(), lease_until_ms = plotq_now_ms() + ?3 "
+               "WHERE id = ?1 AND epoch = ?2 AND state = 'live' AND lease_until_ms > plotq_now_ms() "
+               "RETURNING epoch, lease_until_ms, heartbeat_ms");
+    q.bind(1, node);
+    q.bind(2, epoch);
+    q.bind(3, lease_ms);
+    if (!q.executeStep()) return std::nullopt;
+    return Lease{q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()};
+  });
+}
+
+void leave(Db& db, const std::string& node, std::int64_t epoch) {
+  guarded("leave the cluster", [&] {
+    Stmt q(db, "UPDATE nodes SET state = 'left', lease_until_ms = plotq_now_ms() WHERE id = ? AND epoch = ?");
+    q.bind(1, node);
+    q.bind(2, epoch);
+    q.exec();
+  });
+}
+
+std::vector<NodeRow> nodes(Db& db) {
+  require_pg(db, "list nodes");
+  return guarded("list nodes", [&] {
+    Stmt q(db, "SELECT n.id, n.epoch, n.state, n.slots, n.capacity, n.address, n.joined_ms, n.heartbeat_ms, "
+               "n.lease_until_ms, (SELECT count(*) FROM queue_entries q WHERE q.state = 'running' AND q.node = n.id "
+               "AND q.epoch = n.epoch), CASE WHEN n.lease_until_ms > plotq_now_ms() THEN 1 ELSE 0 END "
+               "FROM nodes n ORDER BY n.id");
+    std::vector<NodeRow> out;
+    while (q.executeStep()) {
+      NodeRow r;
+      r.id = q.getColumn(0).getString();
+      r.epoch = q.getColumn(1).getInt64();
+      r.state = q.getColumn(2).getString();
+      r.slots = q.getColumn(3).getInt64();
+      r.capacity = q.getColumn(4).getInt64();
+      r.address = q.getColumn(5).getString();
+      r.joined_ms = q.getColumn(6).getInt64();
+      r.heartbeat_ms = q.getColumn(7).getInt64();
+      r.lease_until_ms = q.getColumn(8).getInt64();
+      r.running = q.getColumn(9).getInt64();
+      r.lease_valid = q.getColumn(10).getInt64() == 1;
+      out.push_back(std::move(r));
+    }
+    return out;
+  });
+}
+
+Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
+  require_pg(db, "enqueue");
+  return guarded("enqueue a turn's work", [&] {
+    // One admission at a time decides the last places; claims never take this lock.
+    Stmt lock(db, "SELECT pg_advisory_xact_lock(hashtextextended('plotq:queue', 0))");
+    lock.send();
+    Stmt room(db,
+              "WITH live AS (SELECT coalesce(sum(capacity), 0) AS cap, coalesce(sum(slots), 0) AS slots FROM nodes "
+              "WHERE state = 'live' AND lease_until_ms > plotq_now_ms()) "
+              "SELECT live.cap, live.slots, "
+              "(SELECT count(*) FROM (SELECT 1 FROM queue_entries WHERE state = 'waiting' LIMIT (SELECT cap + 1 FROM live)) w), "
+              "(SELECT count(*) FROM queue_entries WHERE state = 'running') FROM live");
+    if (!room.executeStep()) throw StoreError("postgresql", "queue room returned no row");
+    std::int64_t cap = room.getColumn(0).getInt64(), slots = room.getColumn(1).getInt64();
+    std::int64_t waiting = room.getColumn(2).getInt64(), running = room.getColumn(3).getInt64();
+    bool starts_now = waiting == 0 && running < slots;
+    if (!starts_now && waiting >= cap) return Admitted{};
+    Stmt ins(db, "INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, "
+                 "next_seq, enqueued_ms) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?, ?, plotq_now_ms())");
+    ins.bind(1, e.turn_id);
+    ins.bind(2, e.user_id);
+    ins.bind(3, e.session_id);
+    ins.bind(4, e.job_id);
+    ins.bind(5, e.kind);
+    ins.bind(6, e.action);
+    ins.bind(7, e.origin_node);
+    ins.bind(8, e.next_seq);
+    ins.send();
+    Stmt own(db, "UPDATE turns SET node = ?, node_epoch = ? WHERE id = ?");
+    own.bind(1, e.origin_node);
+    own.bind(2, node_epoch);
+    own.bind(3, e.turn_id);
+    own.send();
+    return Admitted{Enqueued::queued, int(waiting) + 1, int(waiting) + 1, starts_now};
+  });
+}
+
+std::vector<Claimed> claim(Db& db, const std::string& node, std::int64_t epoch, int n, std::int64_t max_wait_ms) {
+  require_pg(db, "claim");
+  return guarded("claim waiting work", [&] {
+    Tx tx(db, "");
+    // MATERIALIZED: the planner must run the locking subquery once, or it may claim past the LIMIT.
+    Stmt q(db,
+           "WITH next AS MATERIALIZED (SELECT id FROM queue_entries WHERE state = 'waiting' "
+           "AND enqueued_ms > plotq_now_ms() - ?4 ORDER BY id LIMIT ?3 FOR UPDATE SKIP LOCKED), "
+           "claimed AS (UPDATE queue_entries q SET state = 'running', node = ?1, epoch = ?2, started_ms = plotq_now_ms() "
+           "FROM next WHERE q.id = next.id RETURNING q.id, q.turn_id, q.user_id, q.session_id, q.job_id, q.kind, "
+           "q.action, q.origin_node, q.next_seq, q.enqueued_ms, q.started_ms), "
+           "owned AS (UPDATE turns t SET node = ?1, node_epoch = ?2 FROM claimed c WHERE t.id = c.turn_id) "
+           "SELECT * FROM claimed ORDER BY id");
+    q.bind(1, node);
+    q.bind(2, epoch);
+    q.bind(3, n);
+    q.bind(4, max_wait_ms);
+    std::vector<Claimed> out;
+    while (q.executeStep()) {
+      Claimed c;
+      c.entry = q.getColumn(0).getInt64();
+      c.e.turn_id = q.getColumn(1).getString();
+      c.e.user_id = q.getColumn(2).getString();
+      c.e.session_id = q.getColumn(3).getString();
+      c.e.job_id = q.getColumn(4).getString();
+      c.e.kind = q.getColumn(5).getString();
+      c.e.action = q.getColumn(6).getString();
+      c.e.origin_node = q.getColumn(7).getString();
+      c.e.next_seq = q.getColumn(8).getInt64();
+      c.enqueued_ms = q.getColumn(9).getInt64();
+      c.started_ms = q.getColumn(10).getInt64();
+      out.push_back(std::move(c));
+    }
+    tx.commit();
+    return out;
+  });
+}
+
+std::vector<Standing> standings(Db& db, const std::vector<std::string>& turn_ids) {
+  if (turn_ids.empty()) return {};
+  return guarded("read queue standings", [&] {
+    Stmt q(db,
+           "WITH w AS (SELECT turn_id, row_number() OVER (ORDER BY id) AS pos, count(*) OVER () AS total "
+           "FROM queue_entries WHERE state = 'waiting') "
+           "SELECT f.turn_id, q.state, coalesce(w.pos, 0), coalesce(w.total, 0) FROM unnest(?::text[]) AS f(turn_id) "
+           "JOIN queue_entries q ON q.turn_id = f.turn_id LEFT JOIN w ON w.turn_id = f.turn_id");
+    q.bind(1, text_array(turn_ids));
+    std::vector<Standing> out;
+    while (q.executeStep())
+      out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString() == "running", q.getColumn(2).getInt(),
+                     q.getColumn(3).getInt()});
+    return out;
+  });
+}
+
+QueueTotals totals(Db& db) {
+  return guarded("read the queue's totals", [&] {
+    Stmt q(db,
+           "SELECT (SELECT count(*) FROM queue_entries WHERE state = 'waiting'), "
+           "(SELECT count(*) FROM queue_entries WHERE state = 'running'), "
+           "(SELECT coalesce(sum(slots), 0) FROM nodes WHERE state = 'live' AND lease_until_ms > plotq_now_ms()), "
+           "(SELECT coalesce(sum(capacity), 0) FROM nodes WHERE state = 'live' AND lease_until_ms > plotq_now_ms()), "
+           "(SELECT count(*) FROM nodes WHERE state = 'live' AND lease_until_ms > plotq_now_ms()), "
+           "(SELECT plotq_now_ms() - min(enqueued_ms) FROM queue_entries WHERE state = 'waiting')");
+    QueueTotals t;
+    if (q.executeStep()) {
+      t.waiting = q.getColumn(0).getInt64();
+      t.running = q.getColumn(1).getInt64();
+      t.slots = q.getColumn(2).getInt64();
+      t.capacity = q.getColumn(3).getInt64();
+      t.live_nodes = q.getColumn(4).getInt64();
+      t.oldest_wait_ms = detail::opt_int(q.getColumn(5));
+    }
+    return t;
+  });
+}
+
+std::vector<StoredEvent> events_after(Db& db, const std::vector<std::pair<std::string, std::int64_t>>& after) {
+  if (after.empty()) return {};
+  return guarded("read events of followed turns", [&] {
+    std::vector<std::string> ids;
+    std::vector<std::int64_t> seqs;
+    for (const auto& [id, seq] : after) {
+      ids.push_back(id);
+      seqs.push_back(seq);
+    }
+    Stmt q(db, "SELECT e.turn_id, e.seq, e.event, e.data FROM unnest(?1::text[], ?2::bigint[]) AS f(turn_id, after) "
+               "JOIN turn_events e ON e.turn_id = f.turn_id AND e.seq > f.after ORDER BY e.turn_id, e.seq");
+    q.bind(1, text_array(ids));
+    q.bind(2, int_array(seqs));
+    std::vector<StoredEvent> out;
+    while (q.executeStep())
+      out.push_back({q.getColumn(0).getString(), q.getColumn(1).getInt64(), q.getColumn(2).getString(),
+                     q.getColumn(3).getString()});
+    return out;
+  });
+}
+
+CancelResult cancel(Db& db, const std::string& turn_id, UnixSeconds now) {
+  require_pg(db, "cancel");
+  return guarded("cancel a queued turn", [&] {
+    Tx tx(db, "turn:" + turn_id);
+    Stmt out(db, "DELETE FROM queue_entries WHERE turn_id = ? AND state = 'waiting' "
+                 "RETURNING turn_id, user_id, session_id, job_id, kind");
+    out.bind(1, turn_id);
+    if (out.executeStep()) {
+      std::vector<Ended> ended{ended_from(out, 0, "cancelled")};
+      out.reset();
+      end_all(db, ended, now);
+      tx.commit();
+      return CancelResult::withdrawn;
+    }
+    out.reset();
+    Stmt mark(db, "UPDATE queue_entries SET cancel_requested = 1 WHERE turn_id = ? AND state = 'running'");
+    mark.bind(1, turn_id);
+    CancelResult r = mark.exec() > 0 ? CancelResult::requested : CancelResult::none;
+    tx.commit();
+    return r;
+  });
+}
+
+std::vector<std::string> cancel_requests(Db& db, const std::string& node, std::int64_t epoch) {
+  return guarded("read cancel requests", [&] {
+    Stmt q(db, "SELECT turn_id FROM queue_entries WHERE state = 'running' AND node = ? AND epoch = ? "
+               "AND cancel_requested = 1");
+    q.bind(1, node);
+    q.bind(2, epoch);
+    std::vector<std::string> out;
+    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    return out;
+  });
+}
+
+std::vector<Ended> rescue(Db& db, std::int64_t max_wait_ms, UnixSeconds now) {
+  require_pg(db, "rescue");
+  return guarded("rescue lost work", [&] {
+    Tx tx(db, "");
+    Stmt lead(db, "SELECT pg_try_advisory_xact_lock(hashtextextended('plotq:rescue', 0))");
+    if (!lead.executeStep() || lead.getColumn(0).getInt64() != 1) return std::vector<Ended>{};
+    lead.reset();
+    // FOR UPDATE waits for nothing (SKIP LOCKED): a node whose fenced write still holds its row
+    // is rescued at the next round, after that write.
+    Stmt dead(db, "SELECT id, epoch FROM nodes WHERE state = 'live' AND lease_until_ms <= plotq_now_ms() "
+                  "FOR UPDATE SKIP LOCKED");
+    std::vector<std::pair<std::string, std::int64_t>> lost;
+    while (dead.executeStep()) lost.emplace_back(dead.getColumn(0).getString(), dead.getColumn(1).getInt64());
+    dead.reset();
+    std::vector<Ended> ended;
+    for (const auto& [node, epoch] : lost) {
+      Stmt mark(db, "UPDATE nodes SET state = 'lost' WHERE id = ? AND epoch = ?");
+      mark.bind(1, node);
+      mark.bind(2, epoch);
+      mark.exec();
+      auto more = lost_work(db, node, epoch + 1);
+      ended.insert(ended.end(), more.begin(), more.end());
+    }
+    Stmt expired(db, "DELETE FROM queue_entries WHERE id IN (SELECT id FROM queue_entries WHERE state = 'waiting' "
+                     "AND enqueued_ms <= plotq_now_ms() - ? ORDER BY id FOR UPDATE SKIP LOCKED) "
+                     "RETURNING turn_id, user_id, session_id, job_id, kind");
+    expired.bind(1, max_wait_ms);
+    while (expired.executeStep()) ended.push_back(ended_from(expired, 0, "capacity"));
+    expired.reset();
+    end_all(db, ended, now);
+    tx.commit();
+    return ended;
+  });
+}
+
+void finish_entry(Db& db, const std::string& turn_id, const std::string& node, std::int64_t epoch) {
+  Stmt q(db, "DELETE FROM queue_entries WHERE turn_id = ? AND node = ? AND epoch = ?");
+  q.bind(1, turn_id);
+  q.bind(2, node);
+  q.bind(3, epoch);
+  q.send();
+}
+
+}  // namespace plotq::store::cluster

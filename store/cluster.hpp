@@ -1,0 +1,125 @@
+// The cluster's tables (issue 37, migrations/postgresql/0002_cluster.sql): nodes and their leases,
+// the one queue of waiting and running turn work, claims, positions, cancels and the rescue of
+// what a lost node held. PostgreSQL only (a cluster is many plotqd nodes on one PostgreSQL); every
+// time is milliseconds of the database's clock (plotq_now_ms), the one clock all nodes compare.
+//
+// The rule everything here keeps: model code never runs twice. A claim moves an entry from
+// waiting to running under FOR UPDATE SKIP LOCKED, once; nothing moves it back. A running entry of
+// a node that lost its lease is ended node_lost, never handed to another node.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/db.hpp"
+#include "store/time.hpp"
+
+namespace plotq::store::cluster {
+
+struct Lease {
+  std::int64_t epoch = 0;
+  std::int64_t until_ms = 0;  // database clock
+  std::int64_t now_ms = 0;    // database clock when it was granted
+};
+
+struct NodeRow {
+  std::string id;
+  std::int64_t epoch = 0;
+  std::string state;  // live | lost | left
+  std::int64_t slots = 0, capacity = 0;
+  std::string address;
+  std::int64_t joined_ms = 0, heartbeat_ms = 0, lease_until_ms = 0;
+  std::int64_t running = 0;  // entries it runs now
+  bool lease_valid = false;  // lease_until_ms is still ahead of the database's clock
+};
+
+// What a lost node (or a node's own earlier epoch) left, and how it ended.
+struct Ended {
+  std::string turn_id, user_id, session_id, job_id, kind;
+  std::string code;  // node_lost | capacity
+};
+
+// Joins (or rejoins) the cluster: the node's row gets the next epoch and a fresh lease. Whatever
+// its earlier epochs still held (a restart after kill -9, a rejoin after a pause) ends node_lost in
+// the same transaction. Not fenced (it is what makes the fence pass).
+std::pair<Lease, std::vector<Ended>> join(Db& db, const std::string& node, int slots, int capacity,
+                                          const std::string& address, int lease_ms, UnixSeconds now);
+// Renews the lease; nullopt when it had already run out or the node was marked lost: the node
+// must fence itself and join again.
+std::optional<Lease> renew(Db& db, const std::string& node, std::int64_t epoch, int lease_ms);
+// A clean stop: the row says left, its lease ends now.
+void leave(Db& db, const std::string& node, std::int64_t epoch);
+std::vector<NodeRow> nodes(Db& db);
+
+// A turn's sandbox work, as the admitting node enqueues it.
+struct Entry {
+  std::string turn_id, user_id, session_id, job_id, kind;  // kind: data | render
+  std::string action;  // JSON: {kind, code, library, themes}
+  std::string origin_node;
+  std::int64_t next_seq = 1;  // the seq of the turn's next event (the admitting node wrote those before)
+};
+enum class Enqueued { queued, capacity };
+struct Admitted {
+  Enqueued verdict = Enqueued::capacity;
+  int position = 0, waiting = 0;  // when queued: its place (1 = next) and the waiting count with it
+  bool starts_now = false;        // nothing waited before it and a slot was free somewhere
+};
+// Inside the caller's transaction: admits the entry unless the queue is full (waiting entries >=
+// the live nodes' summed capacity, unless nothing waits and a slot is free), under the queue's
+// advisory lock so two nodes never both admit the last place. The turn's row now names `node`.
+Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch);
+
+struct Claimed {
+  std::int64_t entry = 0;
+  Entry e;
+  std::int64_t enqueued_ms = 0, started_ms = 0;
+};
+// Claims up to n of the oldest waiting entries that have not waited max_wait_ms (MATERIALIZED CTE +
+// FOR UPDATE SKIP LOCKED + UPDATE .. RETURNING: two nodes never claim one entry, and the LIMIT is
+// never exceeded). One transaction (fenced when the node's Db has a WriteFence).
+std::vector<Claimed> claim(Db& db, const std::string& node, std::int64_t epoch, int n, std::int64_t max_wait_ms);
+
+// Where the given turns stand in the queue: waiting with position (1 = next) and the global count,
+// or running (position 0); turns with no entry are left out.
+struct Standing {
+  std::string turn_id;
+  bool running = false;
+  int position = 0, waiting = 0;
+};
+std::vector<Standing> standings(Db& db, const std::vector<std::string>& turn_ids);
+// The global queue now: waiting and running entries, and the live nodes' slots and capacity.
+struct QueueTotals {
+  std::int64_t waiting = 0, running = 0, slots = 0, capacity = 0, live_nodes = 0;
+  std::optional<std::int64_t> oldest_wait_ms;
+};
+QueueTotals totals(Db& db);
+
+struct StoredEvent {
+  std::string turn_id;
+  std::int64_t seq = 0;
+  std::string name, data;
+};
+// The events of each (turn, after) with seq > after, by turn then seq.
+std::vector<StoredEvent> events_after(Db& db, const std::vector<std::pair<std::string, std::int64_t>>& after);
+
+// A cancel on any node: a waiting entry is withdrawn and its turn ended cancelled (one
+// transaction, with its refused ledger row); a running one is marked, and the node running it
+// kills it (cancel_requests).
+enum class CancelResult { withdrawn, requested, none };
+CancelResult cancel(Db& db, const std::string& turn_id, UnixSeconds now);
+// Turns this node runs whose cancel was asked for on another node.
+std::vector<std::string> cancel_requests(Db& db, const std::string& node, std::int64_t epoch);
+
+// One node at a time (pg_try_advisory_xact_lock; others skip): live nodes whose lease ran out
+// are marked lost, their running entries and their turns without an entry end node_lost (with a
+// node_lost ledger row); waiting entries stay in their place; entries that waited max_wait_ms end
+// capacity (refused ledger row). One transaction; returns what it ended (empty when another node
+// held the lock).
+std::vector<Ended> rescue(Db& db, std::int64_t max_wait_ms, UnixSeconds now);
+
+// Inside the transaction that stores a claimed turn's end: its entry goes (fenced by node, epoch).
+void finish_entry(Db& db, const std::string& turn_id, const std::string& node, std::int64_t epoch);
+
+}  // namespace plotq::store::cluster
