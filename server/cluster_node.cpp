@@ -185,8 +185,8 @@ void ClusterNode::claim_round() {
         if (epoch != epoch_ || fenced_) return;
         for (auto& c : *got.value) {
           followed_.erase(c.e.turn_id);
-          log_event("cluster_claimed", {{"turn", c.e.turn_id}, {"origin", c.e.origin_node},
-                                        {"waited_ms", c.started_ms - c.enqueued_ms}});
+          log_event("cluster_claimed", {{"turn", c.e.turn_id}, {"origin", c.e.origin_node}, {"entry", c.entry},
+                                        {"started_ms", c.started_ms}, {"waited_ms", c.started_ms - c.enqueued_ms}});
           svc_.run_claimed(c, epoch, action_from_json(c.e.action));
         }
         if (!got.value->empty()) claim_round();  // more may wait, and a slot may still be free
@@ -224,9 +224,9 @@ void ClusterNode::events_round() {
           if (it == followed_.end()) continue;
           auto t = it->second.turn.lock();
           if (!t || !t->follower || e.seq <= t->delivered()) continue;
-          // A gap is an event its writer has not stored yet: wait for it a moment, then go on
-          // (the writer may have died with it).
-          if (e.seq > t->delivered() + 1) {
+          // A small gap is an event its writer has not stored yet: wait for it a moment, then go
+          // on (the writer may have died with it). A rescue's end jumps kAbandonedSeqGap on purpose.
+          if (e.seq > t->delivered() + 1 && e.seq < t->delivered() + store::turns::kAbandonedSeqGap) {
             auto now = Clock::now();
             if (it->second.gap_since == Clock::time_point{}) it->second.gap_since = now;
             if (now - it->second.gap_since < std::chrono::seconds(2)) continue;

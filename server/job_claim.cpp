@@ -6,6 +6,7 @@
 #include "store/idempotency.hpp"
 #include "store/time.hpp"
 
+#include <boost/asio/steady_timer.hpp>
 #include <map>
 
 namespace plotq::server::jobs {
@@ -39,13 +40,29 @@ void claimed(App& app, const std::shared_ptr<Responder>& res, const std::string&
 
 }  // namespace
 
+// In a cluster, a key another node runs is that node's: this request waits for its stored answer,
+// reading the key again every kCrossNodePoll, as a join does on one node. Only a record still
+// running after kOrphanAfter (longer than any job's timeout and a node's lease) is taken over: its
+// node died with it, as a process does on one node before its successor forgets its keys.
+constexpr auto kCrossNodePoll = std::chrono::milliseconds(100);
+
+void claim_from(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
+                const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run,
+                Clock::time_point waiting_since);
+
 void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
            const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run) {
+  claim_from(app, res, job_id, kind, body, joined_event, std::move(run), Clock::now());
+}
+
+void claim_from(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
+                const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run,
+                Clock::time_point waiting_since) {
   Key key{job_id, kind};
   auto busy = app.jobs.claiming.find(key);
   if (busy != app.jobs.claiming.end()) {
-    busy->second.push_back([&app, res, job_id, kind, body, joined_event, run = std::move(run)] {
-      claim(app, res, job_id, kind, body, joined_event, run);
+    busy->second.push_back([&app, res, job_id, kind, body, joined_event, run = std::move(run), waiting_since] {
+      claim_from(app, res, job_id, kind, body, joined_event, run, waiting_since);
     });
     return;
   }
@@ -53,22 +70,34 @@ void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& j
   // A running record without a job in this process can never finish: take it over (decided now,
   // on the loop: no other claim of this key runs until this one is answered).
   bool local = app.jobs.find(job_id, kind) != nullptr;
+  const auto orphan_after = std::chrono::duration<double>(app.config.sandbox.sandbox_max_timeout_s + 2 * app.config.cluster.lease_s);
+  bool take_over = !local && (!app.cluster || Clock::now() - waiting_since > orphan_after);
   std::string fp = store::idempotency::fingerprint(body.dump());
   app.store.run(
       "claim a job",
-      [job_id, kind, fp, local](store::Db& db) {
+      [job_id, kind, fp, take_over](store::Db& db) {
         store::Claim c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
-        if (c.state == store::ClaimState::running_same && !local) {
+        if (c.state == store::ClaimState::running_same && take_over) {
           store::idempotency::forget(db, job_id, kind);
           c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
         }
         return c;
       },
-      [&app, res, key, joined_event, run = std::move(run)](store::Stored<store::Claim> c) {
+      [&app, res, key, body, joined_event, run = std::move(run), waiting_since](store::Stored<store::Claim> c) {
         auto waiting = std::move(app.jobs.claiming[key]);
         app.jobs.claiming.erase(key);
-        if (!c.ok()) res->send_error(store_failure_code(c.code));
-        else claimed(app, res, key.first, key.second, joined_event, *c.value, run);
+        if (!c.ok()) {
+          res->send_error(store_failure_code(c.code));
+        } else if (c.value->state == store::ClaimState::running_same && !app.jobs.find(key.first, key.second)) {
+          // Another node runs it: read the key again in a moment (a closed client ends the wait).
+          auto timer = std::make_shared<boost::asio::steady_timer>(app.ioc, kCrossNodePoll);
+          timer->async_wait([&app, res, key, body, joined_event, run, waiting_since, timer](const boost::system::error_code& ec) {
+            if (ec || res->answered() || !res->is_open()) return;
+            claim_from(app, res, key.first, key.second, body, joined_event, run, waiting_since);
+          });
+        } else {
+          claimed(app, res, key.first, key.second, joined_event, *c.value, run);
+        }
         for (auto& next : waiting) next();
       });
 }

@@ -82,11 +82,6 @@ Ended ended_from(Stmt& q, int first, const std::string& code) {
 // no entry (they were between admission and enqueue). Waiting entries it enqueued stay queued.
 std::vector<Ended> lost_work(Db& db, const std::string& node, std::int64_t below) {
   std::vector<Ended> out;
-  Stmt run(db, "DELETE FROM queue_entries WHERE state = 'running' AND node = ?1 AND epoch < ?2 "
-               "RETURNING turn_id, user_id, session_id, job_id, kind");
-  run.bind(1, node);
-  run.bind(2, below);
-  while (run.executeStep()) out.push_back(ended_from(run, 0, "node_lost"));
   // No job of these started, so they get no ledger row (empty job id).
   Stmt bare(db, "SELECT t.id, t.user_id, t.session_id, '', "
                 "CASE t.action WHEN 'plot' THEN 'render' ELSE 'data' END FROM turns t "
@@ -95,6 +90,12 @@ std::vector<Ended> lost_work(Db& db, const std::string& node, std::int64_t below
   bare.bind(1, node);
   bare.bind(2, below);
   while (bare.executeStep()) out.push_back(ended_from(bare, 0, "node_lost"));
+  bare.reset();
+  Stmt run(db, "DELETE FROM queue_entries WHERE state = 'running' AND node = ?1 AND epoch < ?2 "
+               "RETURNING turn_id, user_id, session_id, job_id, kind");
+  run.bind(1, node);
+  run.bind(2, below);
+  while (run.executeStep()) out.push_back(ended_from(run, 0, "node_lost"));
   return out;
 }
 
