@@ -35,9 +35,12 @@ Turn row(Stmt& q) {
 void create(Db& db, const NewTurn& t, UnixSeconds now) {
   detail::require_id("turn id", t.id);
   guarded("create turn", [&] {
-    Stmt q(db,
-        "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action, status, node, node_epoch) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    // A cluster node's turn names its node; a single node's writes the columns every schema since
+    // 0001 has.
+    Stmt q(db, t.node ? "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action, status, node, node_epoch) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                      : "INSERT INTO turns(id, session_id, user_id, created_at, text_chars, action, status) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)");
     q.bind(1, t.id);
     q.bind(2, t.session_id);
     q.bind(3, t.user_id);
@@ -45,8 +48,10 @@ void create(Db& db, const NewTurn& t, UnixSeconds now) {
     q.bind(5, static_cast<std::int64_t>(t.text_chars));
     detail::bind_sv(q, 6, to_string(t.action));
     q.bind(7, t.running ? "running" : "queued");
-    detail::bind_opt(q, 8, t.node);
-    if (t.node) q.bind(9, t.node_epoch); else q.bind(9);
+    if (t.node) {
+      q.bind(8, *t.node);
+      q.bind(9, t.node_epoch);
+    }
     q.send();  // in a transaction (a message's admission) it goes out with the next that waits
   });
 }

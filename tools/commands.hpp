@@ -20,6 +20,7 @@ int cmd_check(Args args);    // tools/cmd_check.cpp
 int cmd_migrate(Args args);  // tools/cmd_migrate.cpp
 int cmd_quotas(Args args);   // tools/cmd_quotas.cpp
 int cmd_ledger(Args args);   // tools/cmd_ledger.cpp
+int cmd_nodes(Args args);    // tools/cmd_nodes.cpp
 int cmd_prune(Args args);    // tools/cmd_prune.cpp
 int cmd_sandbox(Args args);  // tools/cmd_sandbox.cpp
 int cmd_sweep(Args args);    // tools/cmd_sweep.cpp

@@ -65,6 +65,8 @@ const Command kCommands[] = {
     {"ledger", plotq::cli::cmd_ledger,
      "ledger [--since 24h|ISO] [--user ID] [--kind K] [--job ID] [--limit N] [--json]\n"
      "                                                  the run ledger, newest first"},
+    {"nodes", plotq::cli::cmd_nodes,
+     "nodes [--json]                                  a cluster's nodes, their leases and the queue (PostgreSQL)"},
     {"prune", plotq::cli::cmd_prune,
      "prune --dry-run|--now [--json]                  retention: what would go (per table) / delete it now"},
     {"sandbox", plotq::cli::cmd_sandbox,

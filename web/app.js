@@ -17,6 +17,7 @@ const PROBLEM_TEXT = {
   unsupported: "This kind of request is not supported yet.",
   internal: "Something went wrong on the server.",
   abandoned: "The server restarted while this ran. Please send it again.",
+  node_lost: "The server running this stopped. It was not run again: please send it again.",
   rate_limited: "Too many messages this minute. Wait a moment.",
   daily_limit: "You reached today's message limit.",
   session_closed: "This session is closed. Reload the page to start a new one.",

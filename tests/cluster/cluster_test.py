@@ -30,6 +30,8 @@ BASE_ENV = {
     "PLOTQ_RUNS_PER_MINUTE": "10000",
     "PLOTQ_USER_MESSAGES_PER_MINUTE": "1000",
     "PLOTQ_SHUTDOWN_GRACE_S": "1",
+    # Only data turns run here: the plot and figure zygotes' imports would only load the CPUs.
+    "PLOTQ_WARM_MODES": "data",
 }
 
 
