@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "crash"))
 import pg  # noqa: E402
-from cluster_test import Cluster, send, data_code  # noqa: E402
+from cluster_test import Cluster, send, data_code, slow  # noqa: E402
 from plotq_client import read_to_done  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def claim_round(binary, server, n):
     c = Cluster(binary, target, tmp)
     try:
         a = c.start("a")
-        _, blocker, bs = send(a, "blocker", data_code(25))
+        _, blocker, bs = send(a, "blocker", slow(25))
         c.runner(blocker)
         c.start("b")
         c.start("c")

@@ -6,6 +6,8 @@
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
 #include "runs/runtime.hpp"
+#include "sandbox/launcher.hpp"
+#include "server/job_registry.hpp"
 #include "server/errors.hpp"
 #include "server/limits.hpp"
 #include "server/turn_service.hpp"
@@ -149,7 +151,15 @@ void ClusterNode::arm() {
 
 void ClusterNode::round() {
   if (!fenced_ && (lost_ || steady_ns() > lease_deadline_ns_)) fence_self(lost_ ? "lease_lost" : "lease_expired");
-  if (fenced_) return;
+  if (fenced_) {
+    // Join again only once the old epoch's work is gone: its killed jobs reaped and their last
+    // store calls (refused: fenced) answered. A write made after the join would pass the fence.
+    if (!want_join_ && app_.launcher.running() == 0 && app_.launcher.queued() == 0 && app_.store.pending() == 0) {
+      want_join_ = true;
+      wake_.notify_all();
+    }
+    return;
+  }
   auto now = Clock::now();
   claim_round();
   events_round();
@@ -168,7 +178,7 @@ void ClusterNode::claim_round() {
   if (claiming_ || app_.draining) return;
   const auto st = app_.queue.status();
   const auto& q = app_.queue.config();
-  int n = std::min(q.slots - st.in_flight - st.waiting, q.starts_per_window - st.starts_in_window);
+  int n = std::min({q.slots - st.in_flight - st.waiting, q.slots - claimed_live_, q.starts_per_window - st.starts_in_window});
   if (n <= 0) return;
   claiming_ = true;
   std::int64_t epoch = epoch_;
@@ -185,6 +195,7 @@ void ClusterNode::claim_round() {
         if (epoch != epoch_ || fenced_) return;
         for (auto& c : *got.value) {
           followed_.erase(c.e.turn_id);
+          ++claimed_live_;
           log_event("cluster_claimed", {{"turn", c.e.turn_id}, {"origin", c.e.origin_node}, {"entry", c.entry},
                                         {"started_ms", c.started_ms}, {"waited_ms", c.started_ms - c.enqueued_ms}});
           svc_.run_claimed(c, epoch, action_from_json(c.e.action));
@@ -333,13 +344,13 @@ void ClusterNode::fence_self(const char* why) {
   auto frame = format_sse_event("closing", nlohmann::json{{"reason", "node_fenced"}, {"retry_after_s", 1}}.dump());
   for (auto& t : svc_.turns.all()) svc_.drop(t, frame.value_or(""));
   followed_.clear();
-  want_join_ = true;
-  wake_.notify_all();
+  app_.jobs.cancel_all_jobs();  // /run-data and /render: their writes would be refused too
 }
 
 void ClusterNode::rejoined(store::cluster::Lease lease) {
   epoch_ = lease.epoch;
   if (fence_) fence_->epoch = lease.epoch;
+  claimed_live_ = 0;  // the join ended whatever the old epoch held
   fenced_ = false;
 }
 
@@ -442,7 +453,8 @@ void ClusterNode::finished(const Turn& t) {
   app_.store.run(
       "finish a claimed entry",
       [turn = t.id, node = id_, epoch = t.claim_epoch](store::Db& db) { cluster::finish_entry(db, turn, node, epoch); },
-      [turn = t.id](store::Stored<void> done) {
+      [this, turn = t.id, epoch = t.claim_epoch](store::Stored<void> done) {
+        if (epoch == epoch_) claimed_live_ = std::max(0, claimed_live_ - 1);
         // Left behind, the entry is ended with the node's epoch (its turn is already done).
         if (!done.ok()) log_event("cluster_finish_failed", {{"turn", turn}, {"code", done.code}});
       });

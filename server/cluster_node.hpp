@@ -97,6 +97,9 @@ class ClusterNode {
   bool fenced_ = false;
   bool stopped_ = false;
   bool claiming_ = false, reading_ = false, standing_ = false, rescuing_ = false;
+  // Turns this node claimed whose entry is not yet gone from the store: a slot counts as taken
+  // until then, so the table never shows a node running more than its slots.
+  int claimed_live_ = 0;
   std::unordered_map<std::string, Followed> followed_;
   boost::asio::steady_timer timer_;
   std::chrono::steady_clock::time_point next_standings_{}, next_rescue_{};
