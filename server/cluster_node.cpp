@@ -33,12 +33,6 @@ nlohmann::json action_json(const TurnAction& a) {
           {"library", a.library}, {"themes", a.themes}};
 }
 
-nlohmann::json node_json(const cluster::NodeRow& n) {
-  return {{"id", n.id},           {"epoch", n.epoch},       {"state", n.state},     {"slots", n.slots},
-          {"capacity", n.capacity}, {"address", n.address}, {"running", n.running}, {"lease_valid", n.lease_valid},
-          {"heartbeat_ms", n.heartbeat_ms}, {"lease_until_ms", n.lease_until_ms}};
-}
-
 }  // namespace
 
 TurnAction action_from_json(const std::string& text) {
@@ -87,15 +81,7 @@ void ClusterNode::stop() {
     quit_ = true;
   }
   wake_.notify_all();
-  if (heartbeat_.joinable()) heartbeat_.join();
-  if (beat_db_ && !fenced_) {
-    try {
-      cluster::leave(*beat_db_, id_, beat_epoch_);
-      log_event("node_left", {{"node", id_}, {"epoch", beat_epoch_.load()}});
-    } catch (const std::exception& e) {
-      log_event("node_leave_failed", {{"code", store::code_of(e)}});
-    }
-  }
+  if (heartbeat_.joinable()) heartbeat_.join();  // it leaves the cluster on its way out
   beat_db_.reset();
 }
 
@@ -109,7 +95,7 @@ void ClusterNode::heartbeat_loop() {
     {
       std::unique_lock<std::mutex> g(mu_);
       wake_.wait_for(g, every, [this] { return quit_ || want_join_.load(); });
-      if (quit_) return;
+      if (quit_) break;
     }
     try {
       std::int64_t t0 = steady_ns();
@@ -134,6 +120,13 @@ void ClusterNode::heartbeat_loop() {
       if (!failing) log_event("node_heartbeat_failed", {{"node", id_}, {"code", store::code_of(e)}});
       failing = true;
     }
+  }
+  // A clean stop (the turns have ended): the row says left. Only a node that still holds its lease
+  // leaves; a lost one's work is the rescue's.
+  try {
+    if (cluster::leave(*beat_db_, id_, beat_epoch_)) log_event("node_left", {{"node", id_}, {"epoch", beat_epoch_.load()}});
+  } catch (const std::exception& e) {
+    log_event("node_leave_failed", {{"code", store::code_of(e)}});
   }
 }
 
@@ -256,8 +249,7 @@ void ClusterNode::events_round() {
 }
 
 std::string ClusterNode::status_frame(int position, int waiting) const {
-  nlohmann::json d = {{"position", position}, {"step", "queued"}, {"waiting", waiting}};
-  return format_sse_event("status", d.dump()).value_or("");
+  return format_sse_event("status", queued_status_json({position, waiting})).value_or("");
 }
 
 void ClusterNode::standings_round() {
@@ -341,8 +333,8 @@ void ClusterNode::fence_self(const char* why) {
   log_event("node_fenced", {{"node", id_}, {"epoch", epoch_}, {"reason", why}});
   // Nothing this node holds may be written any more: its jobs are killed, its streams closed so
   // their clients resume on another node, and it forgets its turns (a join ends them node_lost).
-  auto frame = format_sse_event("closing", nlohmann::json{{"reason", "node_fenced"}, {"retry_after_s", 1}}.dump());
-  for (auto& t : svc_.turns.all()) svc_.drop(t, frame.value_or(""));
+  const std::string frame = closing_frame("node_fenced", 1);
+  for (auto& t : svc_.turns.all()) svc_.drop(t, frame);
   followed_.clear();
   app_.jobs.cancel_all_jobs();  // /run-data and /render: their writes would be refused too
 }
@@ -362,7 +354,7 @@ void ClusterNode::enqueue(const std::shared_ptr<Turn>& t, const TurnAction& acti
   e.turn_id = t->id;
   e.user_id = t->user;
   e.session_id = t->session_id;
-  e.job_id = data ? t->id + "-data-1" : t->id + "-plot";
+  e.job_id = data ? data_job_id(t->id, 1) : plot_job_id(t->id);
   e.kind = data ? "data" : "render";
   e.action = action_json(action).dump();
   e.origin_node = id_;
@@ -378,20 +370,16 @@ void ClusterNode::enqueue(const std::shared_ptr<Turn>& t, const TurnAction& acti
     std::string refusal;  // a daily limit's code, or capacity
     cluster::Admitted admitted;
   };
-  const TurnConfig& c = svc_.cfg;
-  std::int64_t day_limit = data ? c.data_runs_per_day : c.pipeline_runs_per_day;
-  store::Counter counter = data ? store::Counter::data_runs : store::Counter::pipeline_runs;
   app_.store.run(
       "enqueue a turn's work",
-      [e, epoch = epoch_, day_limit, counter, data](store::Db& db) {
+      [e, epoch = epoch_, cfg = svc_.cfg, kind = action.kind](store::Db& db) {
         store::Tx tx(db, store::quotas::quota_lock(e.user_id));
         Verdict v;
-        auto now = store::now_unix();
-        if (!store::quotas::check(db, e.user_id, counter, now, day_limit, std::nullopt).booked()) {
-          v.refusal = data ? "data_runs_exhausted" : "pipeline_runs_exhausted";
+        if (auto refusal = book_run_in_tx(db, cfg, e.user_id, kind, store::now_unix())) {
+          v.refusal = *refusal;
           return v;  // rolled back: nothing written
         }
-        store::quotas::add(db, e.user_id, counter, now);  // a booked run stays booked, as on one node
+        // A booked run stays booked when the queue is full, as on one node.
         v.admitted = cluster::enqueue(db, e, epoch);
         if (v.admitted.verdict == cluster::Enqueued::capacity) v.refusal = "capacity";
         tx.commit();
@@ -462,12 +450,9 @@ void ClusterNode::finished(const Turn& t) {
 
 nlohmann::json ClusterNode::status_json() const {
   nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : nodes_) nodes.push_back(node_json(n));
-  nlohmann::json q = {{"waiting", totals_.waiting}, {"running", totals_.running}, {"slots", totals_.slots},
-                      {"capacity", totals_.capacity}, {"live_nodes", totals_.live_nodes}};
-  if (totals_.oldest_wait_ms) q["oldest_wait_s"] = *totals_.oldest_wait_ms / 1000.0;
+  for (const auto& n : nodes_) nodes.push_back(cluster::to_json(n));
   return {{"node", id_}, {"epoch", epoch_}, {"fenced", fenced_}, {"slots", app_.queue.config().slots},
-          {"followed", followed_.size()}, {"nodes", nodes}, {"queue", q}};
+          {"followed", followed_.size()}, {"nodes", nodes}, {"queue", cluster::to_json(totals_)}};
 }
 
 }  // namespace plotq::server

@@ -40,13 +40,25 @@ std::optional<std::string> message_refusal(store::BookVerdict v) {
 
 }  // namespace
 
+std::optional<std::string> book_run_in_tx(store::Db& db, const TurnConfig& c, const std::string& user,
+                                          store::TurnAction kind, store::UnixSeconds now) {
+  bool data = kind == store::TurnAction::data;
+  store::Counter counter = data ? store::Counter::data_runs : store::Counter::pipeline_runs;
+  if (!store::quotas::check(db, user, counter, now, data ? c.data_runs_per_day : c.pipeline_runs_per_day, std::nullopt)
+           .booked())
+    return data ? "data_runs_exhausted" : "pipeline_runs_exhausted";
+  store::quotas::add(db, user, counter, now);
+  return std::nullopt;
+}
+
 std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
                                     store::TurnAction kind, store::UnixSeconds now) {
-  bool data = kind == store::TurnAction::data;
-  store::Booking b = store::quotas::book(db, user, data ? store::Counter::data_runs : store::Counter::pipeline_runs,
-                                         now, data ? c.data_runs_per_day : c.pipeline_runs_per_day, std::nullopt);
-  if (b.booked()) return std::nullopt;
-  return data ? "data_runs_exhausted" : "pipeline_runs_exhausted";
+  return store::guarded("book a daily run", [&] {
+    store::Tx tx(db, store::quotas::quota_lock(user));
+    auto refusal = book_run_in_tx(db, c, user, kind, now);
+    if (!refusal) tx.commit();  // a refusal writes nothing
+    return refusal;
+  });
 }
 
 bool locked_out(store::Db& db, const TurnConfig& c, const std::string& user, store::UnixSeconds now) {

@@ -50,6 +50,10 @@ std::map<std::string, std::int64_t> limits_table(const TurnConfig& c);
 // Books one daily data run or pipeline run: nullopt, or data_runs_exhausted | pipeline_runs_exhausted.
 std::optional<std::string> book_run(store::Db& db, const TurnConfig& c, const std::string& user,
                                     store::TurnAction kind, store::UnixSeconds now);
+// The same inside the caller's transaction, which holds Tx(db, quotas::quota_lock(user)) (a cluster
+// node books a turn's run and enqueues its work in one transaction).
+std::optional<std::string> book_run_in_tx(store::Db& db, const TurnConfig& c, const std::string& user,
+                                    store::TurnAction kind, store::UnixSeconds now);
 
 // True while the user has at least attack_strikes strikes in the last attack_strike_window_s.
 bool locked_out(store::Db& db, const TurnConfig& c, const std::string& user, store::UnixSeconds now);

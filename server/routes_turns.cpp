@@ -24,18 +24,16 @@ namespace {
 void register_turn_routes(App& app) {
   auto svc = std::make_shared<TurnService>(app);
   app.on_shutdown([svc] { svc->shutdown(); });
-  if (app.config.cluster.on) {  // main joins it before serving and stops it at shutdown
-    auto node = std::make_shared<ClusterNode>(app, *svc);
-    svc->cluster = node.get();
-    app.cluster = node.get();
-    app.on_shutdown([node] {});  // keeps the node alive as long as the hooks
+  if (app.config.cluster.on) {
+    svc->cluster = std::make_unique<ClusterNode>(app, *svc);
+    app.cluster = svc->cluster.get();
   }
   // The drain: every open stream ends with a resumable close (an id-less closing event; the client
   // resumes with Last-Event-ID elsewhere or after the restart) while the turns run on for the grace.
   app.on_drain([svc, &app] {
     auto s = static_cast<long long>(std::ceil(app.config.shutdown_grace.count() / 1000.0));
-    auto frame = format_sse_event("closing", nlohmann::json{{"reason", "shutdown"}, {"retry_after_s", std::max(1LL, s)}}.dump());
-    for (auto& t : svc->turns.all()) t->close_streams(*frame);
+    auto frame = closing_frame("shutdown", std::max(1LL, s));
+    for (auto& t : svc->turns.all()) t->close_streams(frame);
   });
   app.count_work([svc] { return svc->own_turns(); });
 

@@ -1,8 +1,23 @@
 #include "server/turn.hpp"
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
 #include "server/server_metrics.hpp"
 
 namespace plotq::server {
+
+std::string closing_frame(const std::string& reason, long long retry_after_s) {
+  return format_sse_event("closing", nlohmann::json{{"reason", reason}, {"retry_after_s", retry_after_s}}.dump())
+      .value_or("");
+}
+
+std::string queued_status_json(queue::Position p) {
+  char buf[96];
+  int n = std::snprintf(buf, sizeof buf, "{\"position\":%d,\"step\":\"queued\",\"waiting\":%d}", p.position,
+                        p.waiting);
+  return std::string(buf, static_cast<std::size_t>(n));
+}
 
 void Turn::subscribe(std::shared_ptr<Responder> res, std::int64_t after) {
   // Forget streams that have closed meanwhile (slow readers, clients gone), so the list stays short.

@@ -84,6 +84,13 @@ class Turn {
   std::int64_t delivered_ = 0;
 };
 
+// The id-less frame that ends a stream resumably: closing{reason, retry_after_s} (docs/api.md):
+// the turn goes on, the client resumes with Last-Event-ID (elsewhere, or after retry_after_s).
+std::string closing_frame(const std::string& reason, long long retry_after_s);
+// status{queued, position, waiting}'s data, formatted by hand (the same text nlohmann::json writes):
+// the one event sent to every waiting turn at each change of the queue.
+std::string queued_status_json(queue::Position p);
+
 // The turns that have not ended, by id and by user (one in flight per user).
 class TurnRegistry {
  public:

@@ -15,6 +15,10 @@
 
 namespace plotq::server {
 
+// A turn's jobs in the ledger: its n-th data run, and its plot (one row per theme).
+inline std::string data_job_id(const std::string& turn, int n) { return turn + "-data-" + std::to_string(n); }
+inline std::string plot_job_id(const std::string& turn) { return turn + "-plot"; }
+
 struct ActionPlan {
   using Ending = std::function<void(const std::shared_ptr<Turn>&)>;  // the action's finish, bound to its result
   using Finish = std::function<void(Ending)>;                         // called once, on the loop

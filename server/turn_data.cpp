@@ -34,7 +34,7 @@ void data_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::DataR
   }
   // The table is read like a paste: the same parser, caps and canonical CSV (runs/dataset_version).
   runs::DatasetOrigin origin{t->session_id, store::DatasetSource::code, code, t->id,
-                             t->id + "-data-" + std::to_string(t->data_runs), true};
+                             data_job_id(t->id, t->data_runs), true};
   using Added = std::variant<table::ParseError, runs::AddedVersion>;
   TurnService* sp = &s;
   s.app.store.run(
@@ -78,7 +78,7 @@ void dataset_made(TurnService& s, const std::shared_ptr<Turn>& t, const std::var
 void run_data_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnAction& action) {
   if (t->data_runs >= s.cfg.data_runs_per_turn) return s.refuse(t, "turn_run_limit");
   ActionPlan plan;
-  plan.who = runs::RunWho{t->id + "-data-" + std::to_string(t->data_runs + 1), t->user, t->session_id, t->id,
+  plan.who = runs::RunWho{data_job_id(t->id, t->data_runs + 1), t->user, t->session_id, t->id,
                           runs::runtime_id(*s.app.runtime), {}};
   plan.kind = store::RunKind::data;
   plan.counter = store::TurnAction::data;

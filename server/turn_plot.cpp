@@ -114,7 +114,7 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   if (std::string support = runs::render_support(action.library, *s.app.runtime, s.app.figures); support != "ok")
     return s.fail(t, support);
   auto req = std::make_shared<runs::RenderRequest>();
-  req->job_id = t->id + "-plot";
+  req->job_id = plot_job_id(t->id);
   req->source = action.code;
   req->library = action.library;
   req->themes = action.themes;

@@ -20,18 +20,6 @@
 
 namespace plotq::server {
 
-namespace {
-
-// status{queued} is the one event sent to every waiting turn at each change of the queue: formatted
-// by hand (the same text nlohmann::json writes: keys in order, compact).
-std::string queued_status_json(queue::Position p) {
-  char buf[96];
-  int n = std::snprintf(buf, sizeof buf, "{\"position\":%d,\"step\":\"queued\",\"waiting\":%d}", p.position,
-                        p.waiting);
-  return std::string(buf, static_cast<std::size_t>(n));
-}
-
-}  // namespace
 
 TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.store, std::chrono::duration<double, std::milli>(a.config.turns.slow_flush_log_ms)), renderer(make_renderer(a)) {
   events.on_turn_done([this](const std::shared_ptr<Turn>& t) {
@@ -87,13 +75,17 @@ void TurnService::start(const std::string& user, const std::string& session_id, 
         t->subscribe(res, 0);
         if (!a.value->events.empty()) return ended_at_admission(t, *a.value, *m);
 
-        std::weak_ptr<Turn> weak = t;
-        t->slot = std::make_unique<queue::TurnSlot>(
-            app.queue, queue::Holder{queue::HolderKind::turn, t->user, "turn " + t->id}, [this, weak] {
-              if (auto turn = weak.lock()) on_deadline(turn);
-            });
+        give_slot(t);
         emit(t, "ready", {{"v", "plotq/1"}, {"run_id", t->id}, {"turn", t->id}});
         answer(t, *m);
+      });
+}
+
+void TurnService::give_slot(const std::shared_ptr<Turn>& t) {
+  std::weak_ptr<Turn> weak = t;
+  t->slot = std::make_unique<queue::TurnSlot>(
+      app.queue, queue::Holder{queue::HolderKind::turn, t->user, "turn " + t->id}, [this, weak] {
+        if (auto turn = weak.lock()) on_deadline(turn);
       });
 }
 
@@ -149,8 +141,7 @@ void TurnService::shutdown() {
   for (auto& t : turns.all()) {
     if (t->ending()) continue;
     if (t->follower) {  // another node runs it: its stream resumes there
-      t->close_streams(format_sse_event("closing", nlohmann::json{{"reason", "shutdown"}, {"retry_after_s", 1}}.dump())
-                           .value_or(""));
+      t->close_streams(closing_frame("shutdown", 1));
       turns.remove(*t);
       continue;
     }
@@ -388,11 +379,7 @@ void TurnService::run_claimed(const store::cluster::Claimed& c, std::int64_t epo
   t->arrival_done = true;  // it took its place in the cluster's queue
   t->stage = Turn::Stage::working;
   t->stop_work = nullptr;
-  std::weak_ptr<Turn> weak = t;
-  t->slot = std::make_unique<queue::TurnSlot>(
-      app.queue, queue::Holder{queue::HolderKind::turn, t->user, "turn " + t->id}, [this, weak] {
-        if (auto turn = weak.lock()) on_deadline(turn);
-      });
+  give_slot(t);
   run_action(t, action);
 }
 

@@ -39,7 +39,9 @@ class TurnService {
   TurnRegistry turns;
   SessionOwners owners;  // sessions this node has seen, by id: their user
   std::unique_ptr<runs::Renderer> renderer;  // null when plot renders are not built in
-  class ClusterNode* cluster = nullptr;      // set when this node is one of a cluster (docs/scale-out.md)
+  // This node's part in a cluster (docs/scale-out.md); null on a single node. Made by the turn
+  // routes with the service; main joins it before serving and stops it at shutdown.
+  std::unique_ptr<class ClusterNode> cluster;
 
   // Starts a turn for a message that passed the HTTP checks (413, 404, 409): admits and creates it
   // in one transaction, streams it on res and runs it. When the store fails, res gets the store's
@@ -110,6 +112,8 @@ class TurnService {
   // A turn the admission ended (a refusal, a plain answer): its events are stored, they are sent.
   void ended_at_admission(const std::shared_ptr<Turn>& t, const Admission& a, const MessageRequest& msg);
   void on_deadline(const std::shared_ptr<Turn>& t);
+  // The turn's hold on this node's render slot (taken at its first job; its deadline calls on_deadline).
+  void give_slot(const std::shared_ptr<Turn>& t);
   void end(const std::shared_ptr<Turn>& t, const std::string& state, const std::optional<std::string>& code);
   void send_deferred_statuses();
 

@@ -142,12 +142,13 @@ std::optional<Lease> renew(Db& db, const std::string& node, std::int64_t epoch, 
   });
 }
 
-void leave(Db& db, const std::string& node, std::int64_t epoch) {
-  guarded("leave the cluster", [&] {
-    Stmt q(db, "UPDATE nodes SET state = 'left', lease_until_ms = plotq_now_ms() WHERE id = ? AND epoch = ?");
+bool leave(Db& db, const std::string& node, std::int64_t epoch) {
+  return guarded("leave the cluster", [&] {
+    Stmt q(db, "UPDATE nodes SET state = 'left', lease_until_ms = plotq_now_ms() WHERE id = ? AND epoch = ? "
+               "AND state = 'live' AND lease_until_ms > plotq_now_ms()");
     q.bind(1, node);
     q.bind(2, epoch);
-    q.exec();
+    return q.exec() == 1;
   });
 }
 
@@ -176,6 +177,19 @@ std::vector<NodeRow> nodes(Db& db) {
     }
     return out;
   });
+}
+
+nlohmann::json to_json(const NodeRow& n) {
+  return {{"id", n.id},           {"epoch", n.epoch},       {"state", n.state},     {"slots", n.slots},
+          {"capacity", n.capacity}, {"address", n.address}, {"running", n.running}, {"lease_valid", n.lease_valid},
+          {"heartbeat_ms", n.heartbeat_ms}, {"lease_until_ms", n.lease_until_ms}};
+}
+
+nlohmann::json to_json(const QueueTotals& q) {
+  nlohmann::json j = {{"waiting", q.waiting}, {"running", q.running}, {"slots", q.slots},
+                      {"capacity", q.capacity}, {"live_nodes", q.live_nodes}};
+  if (q.oldest_wait_ms) j["oldest_wait_s"] = *q.oldest_wait_ms / 1000.0;
+  return j;
 }
 
 Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {

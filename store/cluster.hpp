@@ -8,6 +8,7 @@
 // a node that lost its lease is ended node_lost, never handed to another node.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,9 +50,12 @@ std::pair<Lease, std::vector<Ended>> join(Db& db, const std::string& node, int s
 // Renews the lease; nullopt when it had already run out or the node was marked lost: the node
 // must fence itself and join again.
 std::optional<Lease> renew(Db& db, const std::string& node, std::int64_t epoch, int lease_ms);
-// A clean stop: the row says left, its lease ends now.
-void leave(Db& db, const std::string& node, std::int64_t epoch);
+// A clean stop: the row says left, its lease ends now. Only while the lease is still held (false
+// otherwise: a lost node's work is left to the rescue, which looks for live rows).
+bool leave(Db& db, const std::string& node, std::int64_t epoch);
 std::vector<NodeRow> nodes(Db& db);
+// A node as /v1/status and `plotq nodes --json` show it.
+nlohmann::json to_json(const NodeRow& n);
 
 // A turn's sandbox work, as the admitting node enqueues it.
 struct Entry {
@@ -95,6 +99,7 @@ struct QueueTotals {
   std::optional<std::int64_t> oldest_wait_ms;
 };
 QueueTotals totals(Db& db);
+nlohmann::json to_json(const QueueTotals& q);
 
 struct StoredEvent {
   std::string turn_id;

@@ -43,13 +43,8 @@ int cmd_nodes(Args args) {
     auto q = store::cluster::totals(*db);
     if (json) {
       nlohmann::json out = nlohmann::json::array();
-      for (const auto& n : nodes)
-        out.push_back({{"id", n.id}, {"epoch", n.epoch}, {"state", n.state}, {"lease_valid", n.lease_valid},
-                       {"slots", n.slots}, {"capacity", n.capacity}, {"running", n.running}, {"address", n.address},
-                       {"heartbeat_ms", n.heartbeat_ms}, {"lease_until_ms", n.lease_until_ms}});
-      nlohmann::json body = {{"nodes", out},
-                             {"queue", {{"waiting", q.waiting}, {"running", q.running}, {"slots", q.slots},
-                                        {"capacity", q.capacity}, {"live_nodes", q.live_nodes}}}};
+      for (const auto& n : nodes) out.push_back(store::cluster::to_json(n));
+      nlohmann::json body = {{"nodes", out}, {"queue", store::cluster::to_json(q)}};
       std::printf("%s\n", body.dump(2).c_str());
       return 0;
     }

@@ -362,12 +362,8 @@ CASES = {"handoff": case_handoff, "limits": case_limits, "fifo": case_fifo, "kil
 
 def main():
     binary, case = sys.argv[1], sys.argv[2]
-    server = os.environ.get("PLOTQ_TEST_PG", "")
-    if not server:
-        print("PLOTQ-SKIP: no PLOTQ_TEST_PG (run under tools/pg.sh run)")
-        return 0
-    if pg.libpq() is None:
-        print("PLOTQ-SKIP: libpq is not installed")
+    server = pg.test_server()
+    if server is None:
         return 0
     target, drop = pg.own_schema(server)
     tmp = tempfile.mkdtemp(prefix="plotq-cluster-")

@@ -164,6 +164,19 @@ def with_search_path(server, schema):
     return server + " options='-csearch_path=" + schema + "'"
 
 
+def test_server():
+    """PLOTQ_TEST_PG's conninfo, or None after printing why this test cannot run (PLOTQ-SKIP: ctest
+    reports it skipped)."""
+    server = os.environ.get("PLOTQ_TEST_PG", "")
+    if not server:
+        print("PLOTQ-SKIP: no PLOTQ_TEST_PG (run under tools/pg.sh run)")
+        return None
+    if libpq() is None:
+        print("PLOTQ-SKIP: libpq is not installed")
+        return None
+    return server
+
+
 def own_schema(server):
     """A fresh schema on `server` for one test's plotqd: (target, drop)."""
     schema = "crash_" + secrets.token_hex(4)

@@ -168,12 +168,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(sys.argv) != 2:
         sys.exit("usage: pg_stuck.py PLOTQD")
-    server = os.environ.get("PLOTQ_TEST_PG", "")
-    if not server:
-        print("PLOTQ-SKIP: no PLOTQ_TEST_PG (run under tools/pg.sh run)")
-        return 0
-    if pg.libpq() is None:
-        print("PLOTQ-SKIP: libpq is not installed")
+    server = pg.test_server()
+    if server is None:
         return 0
     work = tempfile.mkdtemp(prefix="plotq-pgstuck-")
     target, drop = pg.own_schema(server)
