@@ -108,7 +108,53 @@ std::string own_group(const std::string& controller) {
 
 bool pid_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
-// Removes plotq-<pid> groups (and their slot groups) of processes that are gone.
+// Seconds since the epoch at which process pid started (0 when unknown): /proc/stat's btime plus
+// the 22nd field of /proc/<pid>/stat in clock ticks.
+double process_started(pid_t pid) {
+  std::string stat, sys;
+  if (!read_text("/proc/" + std::to_string(pid) + "/stat", &stat) || !read_text("/proc/stat", &sys)) return 0;
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i)
+    if (i == 22) {
+      auto b = sys.find("btime ");
+      if (b == std::string::npos) return 0;
+      return std::strtod(sys.c_str() + b + 6, nullptr) + std::strtod(f.c_str(), nullptr) / double(::sysconf(_SC_CLK_TCK));
+    }
+  return 0;
+}
+
+// The group's launcher is gone: its pid is dead, or now names a process that started after the
+// group was made (pids wrap quickly where pid_max is 32768).
+bool launcher_gone(pid_t pid, const std::string& group) {
+  if (!pid_alive(pid)) return true;
+  struct stat st {};
+  if (::stat(group.c_str(), &st) != 0) return false;
+  double started = process_started(pid);
+  return started > 0 && started > double(st.st_ctim.tv_sec) + 1.0;
+}
+
+// SIGKILLs what is still in a group and removes it, waiting a moment for the kernel to let the
+// killed go (rmdir answers EBUSY while a task is in the group).
+void kill_and_remove(const std::string& group) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::string procs;
+    if (read_text(group + "/cgroup.procs", &procs)) {
+      std::istringstream is(procs);
+      long pid = 0;
+      while (is >> pid)
+        if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+    if (::rmdir(group.c_str()) == 0 || errno != EBUSY) return;
+    ::usleep(10'000);
+  }
+}
+
+// Removes plotq-<pid> groups (and their slot groups) of processes that are gone. What is still in
+// them is a dead plotqd's sandbox work (a child forked in the moment it died): it is killed, as
+// the dead launcher would have.
 void remove_stale(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
@@ -116,14 +162,15 @@ void remove_stale(const std::string& dir) {
     if (std::strncmp(e->d_name, "plotq-", 6) != 0) continue;
     char* end = nullptr;
     long pid = std::strtol(e->d_name + 6, &end, 10);
-    if (!end || *end || pid <= 0 || pid == ::getpid() || pid_alive(static_cast<pid_t>(pid))) continue;
+    if (!end || *end || pid <= 0 || pid == ::getpid()) continue;
     std::string group = dir + "/" + e->d_name;
+    if (!launcher_gone(static_cast<pid_t>(pid), group)) continue;
     if (DIR* g = ::opendir(group.c_str())) {
       while (dirent* s = ::readdir(g))
-        if (std::strncmp(s->d_name, "slot-", 5) == 0) ::rmdir((group + "/" + s->d_name).c_str());
+        if (std::strncmp(s->d_name, "slot-", 5) == 0) kill_and_remove(group + "/" + s->d_name);
       ::closedir(g);
     }
-    ::rmdir(group.c_str());
+    kill_and_remove(group);
   }
   ::closedir(d);
 }

@@ -26,7 +26,8 @@ struct CgroupSupport {
 };
 
 // Detects the controllers, makes the launcher's own parent group (plotq-<pid>) and removes stale
-// ones of dead processes. Never throws; a missing controller is reported in `detail`.
+// ones of launchers that are gone (dead, or their pid reused by a later process), SIGKILLing what
+// is still in them. Never throws; a missing controller is reported in `detail`.
 CgroupSupport setup_cgroups(const std::string& cgroup_parent);
 void teardown_cgroups(const CgroupSupport& s);  // removes the launcher's groups (must be empty)
 
