@@ -107,7 +107,8 @@ void ClusterNode::heartbeat_loop() {
         lost_ = false;
         want_join_ = false;
         log_event("node_rejoined", {{"node", id_}, {"epoch", lease.epoch}, {"ended_node_lost", ended.size()}});
-        boost::asio::post(app_.ioc, [this, lease] { rejoined(lease); });
+        // (a copy: clang before 16 cannot capture a structured binding)
+        boost::asio::post(app_.ioc, [this, granted = lease] { rejoined(granted); });
       } else if (auto lease = cluster::renew(*beat_db_, id_, beat_epoch_, static_cast<int>(ms(cfg_.lease_s)))) {
         lease_deadline_ns_ = t0 + lease_ns;  // from before the renewal went out: never later than the store's
       } else {
