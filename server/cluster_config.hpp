@@ -11,6 +11,7 @@ struct ClusterConfig {
   double lease_s = 10;     // PLOTQ_NODE_LEASE_S: a node that cannot renew within this fences itself
   double heartbeat_s = 2;  // PLOTQ_NODE_HEARTBEAT_S: the lease is renewed this often
   int poll_ms = 40;        // PLOTQ_CLUSTER_POLL_MS: look for waiting work, and for events of turns run elsewhere
+  int notify_ms = 5;       // PLOTQ_CLUSTER_NOTIFY_MS: at most one hint (NOTIFY) per this interval; 0 = poll only
   double rescue_s = 1;     // PLOTQ_CLUSTER_RESCUE_S: how often a node looks for lost nodes and expired waits
 };
 

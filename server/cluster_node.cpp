@@ -1,7 +1,10 @@
 #include "server/cluster_node.hpp"
 
-#include <boost/asio/post.hpp>
+#include <sys/eventfd.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
 
 #include "common/log.hpp"
 #include "queue/render_queue.hpp"
@@ -49,7 +52,12 @@ TurnAction action_from_json(const std::string& text) {
 ClusterNode::ClusterNode(App& app, TurnService& svc)
     : app_(app), svc_(svc), cfg_(app.config.cluster), id_(app.config.cluster.node_id),
       address_(app.config.cluster.address.empty() ? app.config.http.listen : app.config.cluster.address),
-      timer_(app.ioc), fence_(app.config.db.fence) {}
+      timer_(app.ioc), fence_(app.config.db.fence) {
+  // Followers of a turn run here hear of its new events from a hint, not at their next poll.
+  svc.events.on_event_stored([this](const Turn& t) {
+    if (!t.follower && t.claim_epoch > 0) hint(false, t.id);
+  });
+}
 
 ClusterNode::~ClusterNode() { stop(); }
 
@@ -69,6 +77,10 @@ void ClusterNode::join() {
 
 void ClusterNode::start() {
   heartbeat_ = std::thread([this] { heartbeat_loop(); });
+  if (cfg_.notify_ms > 0) {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ >= 0) hinter_ = std::thread([this] { hints_loop(); });
+  }
   arm();
 }
 
@@ -81,6 +93,13 @@ void ClusterNode::stop() {
     quit_ = true;
   }
   wake_.notify_all();
+  if (wake_fd_ >= 0) {
+    std::uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+  if (hinter_.joinable()) hinter_.join();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  wake_fd_ = -1;
   if (heartbeat_.joinable()) heartbeat_.join();  // it leaves the cluster on its way out
   beat_db_.reset();
 }
@@ -168,11 +187,21 @@ void ClusterNode::round() {
   }
 }
 
-void ClusterNode::claim_round() {
-  if (claiming_ || app_.draining) return;
+int ClusterNode::free_slots() const {
   const auto st = app_.queue.status();
   const auto& q = app_.queue.config();
-  int n = std::min({q.slots - st.in_flight - st.waiting, q.slots - claimed_live_, q.starts_per_window - st.starts_in_window});
+  return std::min({q.slots - st.in_flight - st.waiting, q.slots - claimed_live_, q.starts_per_window - st.starts_in_window});
+}
+
+void ClusterNode::claim_round() {
+  if (app_.draining) return;
+  if (claiming_) {
+    claim_again_ = true;
+    return;
+  }
+  claim_again_ = false;
+  const auto& q = app_.queue.config();
+  int n = free_slots();
   if (n <= 0) return;
   claiming_ = true;
   std::int64_t epoch = epoch_;
@@ -194,7 +223,7 @@ void ClusterNode::claim_round() {
                                         {"started_ms", c.started_ms}, {"waited_ms", c.started_ms - c.enqueued_ms}});
           svc_.run_claimed(c, epoch, action_from_json(c.e.action));
         }
-        if (!got.value->empty()) claim_round();  // more may wait, and a slot may still be free
+        if (!got.value->empty() || claim_again_) claim_round();  // more may wait, and a slot may still be free
       });
 }
 
@@ -206,7 +235,11 @@ void ClusterNode::follow(const std::shared_ptr<Turn>& t, bool active) {
 }
 
 void ClusterNode::events_round() {
-  if (reading_) return;
+  if (reading_) {
+    read_again_ = true;
+    return;
+  }
+  read_again_ = false;
   std::vector<std::pair<std::string, std::int64_t>> after;
   for (auto it = followed_.begin(); it != followed_.end();) {
     auto t = it->second.turn.lock();
@@ -223,6 +256,7 @@ void ClusterNode::events_round() {
       "read events of turns run elsewhere", [after](store::Db& db) { return cluster::events_after(db, after); },
       [this](store::Stored<std::vector<cluster::StoredEvent>> got) {
         reading_ = false;
+        if (read_again_) boost::asio::post(app_.ioc, [this] { events_round(); });
         if (!got.ok()) return;
         for (const auto& e : *got.value) {
           auto it = followed_.find(e.turn_id);
@@ -411,7 +445,11 @@ void ClusterNode::enqueue(const std::shared_ptr<Turn>& t, const TurnAction& acti
           t->send_live(status_frame(a.position, a.waiting));
         }
         if (!t->stop_reason.empty()) cancel(t->id, [](std::string) {});
-        claim_round();  // this node may have the free slot
+        // This node takes it if it has the free slot; otherwise the others hear of it now.
+        if (free_slots() > 0)
+          claim_round();
+        else
+          hint(true, "");
       },
       store::Lane::events);  // in the order the turns' events go: after the turn's ready
 }
@@ -444,6 +482,7 @@ void ClusterNode::finished(const Turn& t) {
       [turn = t.id, node = id_, epoch = t.claim_epoch](store::Db& db) { cluster::finish_entry(db, turn, node, epoch); },
       [this, turn = t.id, epoch = t.claim_epoch](store::Stored<void> done) {
         if (epoch == epoch_) claimed_live_ = std::max(0, claimed_live_ - 1);
+        if (!fenced_ && !stopped_) claim_round();  // the slot is free: the next waiting entry
         // Left behind, the entry is ended with the node's epoch (its turn is already done).
         if (!done.ok()) log_event("cluster_finish_failed", {{"turn", turn}, {"code", done.code}});
       });

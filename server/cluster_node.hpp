@@ -24,6 +24,7 @@
 
 #include "server/app.hpp"
 #include "server/cluster_config.hpp"
+#include "server/cluster_hints.hpp"
 #include "server/turn.hpp"
 #include "server/turn_wire.hpp"
 #include "store/cluster.hpp"
@@ -82,6 +83,13 @@ class ClusterNode {
   void events_round();
   void standings_round();
   void rescue_round();    // every PLOTQ_CLUSTER_RESCUE_S: rescue, cancel requests, the status view
+  int free_slots() const;  // local slots this node may claim for now
+  // Hints (store/hints.hpp): what this node tells the others, merged on the hints thread into at
+  // most one NOTIFY per PLOTQ_CLUSTER_NOTIFY_MS; and what it hears from them, acted on at once.
+  // (server/cluster_hints.cpp)
+  void hint(bool queue, const std::string& turn);
+  void hinted(Hint h);
+  void hints_loop();
   void arm();
   void fence_self(const char* why);
   void rejoined(store::cluster::Lease lease);
@@ -97,6 +105,7 @@ class ClusterNode {
   bool fenced_ = false;
   bool stopped_ = false;
   bool claiming_ = false, reading_ = false, standing_ = false, rescuing_ = false;
+  bool claim_again_ = false, read_again_ = false;  // a hint came while a round was in flight
   // Turns this node claimed whose entry is not yet gone from the store: a slot counts as taken
   // until then, so the table never shows a node running more than its slots.
   int claimed_live_ = 0;
@@ -118,6 +127,12 @@ class ClusterNode {
   std::atomic<bool> lost_{false};                    // a renewal found the lease gone
   std::atomic<bool> want_join_{false};               // fenced: join again with a new epoch
   std::atomic<std::int64_t> beat_epoch_{0};
+
+  // Hints thread: its own connection (LISTEN), woken by wake_fd_ when there is something to send.
+  std::thread hinter_;
+  int wake_fd_ = -1;
+  bool hint_queue_ = false;                // under mu_: work waits that this node will not claim itself
+  std::vector<std::string> hint_turns_;    // under mu_: turns run here with newly stored events
 };
 
 }  // namespace plotq::server

@@ -123,6 +123,9 @@ void register_settings(Settings& s, PlotqdConfig& c) {
   s.add("PLOTQ_CLUSTER_POLL_MS", &c.cluster.poll_ms,
         "a node with a free slot looks for waiting work, and reads new events of turns run on other nodes, this often")
       .range(5, 10'000);
+  s.add("PLOTQ_CLUSTER_NOTIFY_MS", &c.cluster.notify_ms,
+        "a node merges what it has to tell the others (work waiting, events stored) into at most one NOTIFY per this interval, ms; they act on it at once instead of at their next poll. 0 = no hints: polling only")
+      .range(0, 1000);
   s.add("PLOTQ_CLUSTER_RESCUE_S", &c.cluster.rescue_s,
         "how often a node looks for lost nodes and waits past PLOTQ_QUEUE_MAX_WAIT_S (one node at a time acts)")
       .range(0.05, 600);

@@ -181,6 +181,7 @@ void EventLog::deliver(std::vector<Pending>& batch, const BatchResult& r, std::c
       p.turn->close_streams(frame.value_or(""));
       continue;
     }
+    if (on_stored_) on_stored_(*p.turn);
     auto frame = format_sse_event(p.name, p.data, std::to_string(p.seq));
     if (frame) p.turn->deliver(p.seq, p.name, *frame);
   }

@@ -54,6 +54,8 @@ class EventLog {
   void deliver_stored(const std::shared_ptr<Turn>& turn, const std::vector<std::pair<std::string, std::string>>& events);
   // Called once per turn after its done event went out (the service forgets the turn there).
   void on_turn_done(std::function<void(const std::shared_ptr<Turn>&)> hook) { on_done_ = std::move(hook); }
+  // Called for each event once it is stored, before it is sent (a cluster node hints its followers).
+  void on_event_stored(std::function<void(const Turn&)> hook) { on_stored_ = std::move(hook); }
 
   // Stores what is queued now, then delivers it (normally posted; called directly at shutdown).
   void flush();
@@ -90,6 +92,7 @@ class EventLog {
   std::vector<Pending> pending_;
   bool scheduled_ = false;
   std::function<void(const std::shared_ptr<Turn>&)> on_done_;
+  std::function<void(const Turn&)> on_stored_;
   std::vector<UnstoredEnd> unstored_ends_;
   bool retry_scheduled_ = false;
   std::uint64_t commits_ = 0, failures_ = 0;

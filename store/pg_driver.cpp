@@ -468,7 +468,7 @@ void PgCursor::send() {
 
 }  // namespace
 
-std::unique_ptr<Conn> pg_connect(const std::string& target, const Options& o) {
+PGconn* pg_open(const std::string& target, const Options& o) {
   // Ours first, the target after it (expand_dbname): a connect_timeout or application_name the
   // operator wrote wins.
   std::string timeout = std::to_string(o.connect_timeout_s);
@@ -491,7 +491,11 @@ std::unique_ptr<Conn> pg_connect(const std::string& target, const Options& o) {
     PQfinish(c);
     throw StoreError("db_open", std::string("cannot set up the session: ") + e.what());
   }
-  return std::make_unique<PgConn>(c, o);
+  return c;
+}
+
+std::unique_ptr<Conn> pg_connect(const std::string& target, const Options& o) {
+  return std::make_unique<PgConn>(pg_open(target, o), o);
 }
 
 }  // namespace plotq::store::detail
