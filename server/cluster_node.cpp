@@ -61,7 +61,8 @@ ClusterNode::ClusterNode(App& app, TurnService& svc)
 
 ClusterNode::~ClusterNode() { stop(); }
 
-void ClusterNode::join() {
+void ClusterNode::join(const std::string& bound) {
+  if (cfg_.address.empty()) address_ = bound;
   store::Options o = app_.config.db;
   o.fence = nullptr;  // the lease's own connection is what makes the fence pass
   beat_db_ = store::Db::open(app_.config.db_path, o);

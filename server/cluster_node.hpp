@@ -45,8 +45,9 @@ class ClusterNode {
   ClusterNode(const ClusterNode&) = delete;
   ClusterNode& operator=(const ClusterNode&) = delete;
 
-  // Joins before plotqd serves (a blocking store call, at start only); throws StoreError.
-  void join();
+  // Joins before plotqd serves (a blocking store call, at start only); throws StoreError. `bound`:
+  // the address plotqd listens on, the row's address unless PLOTQ_NODE_ADDRESS names another.
+  void join(const std::string& bound);
   // The heartbeat thread and the loop's rounds.
   void start();
   // A clean stop: the rounds end, the row says left (its running work was ended by the shutdown).

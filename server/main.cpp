@@ -199,17 +199,6 @@ int run(int argc, char** argv) {
     log_event("js_runtime", {{"id", app.js_runtime->id}, {"node", app.js_runtime->node},
                              {"packages", app.js_runtime->packages.size()}});
   register_routes(app);
-  if (app.cluster) {
-    try {
-      app.cluster->join();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "plotqd: cluster: %s\n", e.what());
-      log_event("cluster_join_failed", {{"code", store::code_of(e)}});
-      return 3;
-    }
-    app.cluster->start();
-    app.on_shutdown([&app] { app.cluster->stop(); });  // after the turns' own shutdown
-  }
   start_store_checkpoints(app);  // after routes: its shutdown hook runs after theirs
   start_store_probe(app);
   health.add("sandbox", [&l = *launcher] {
@@ -241,6 +230,19 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "plotqd: %s\n", e.what());
       log_event("listen_failed", {{"address", cfg.http.listen}});
       return 1;
+    }
+    // A node joins once it is bound (its row names where it listens, even on port 0) and before
+    // the loop runs: nothing is served before the node holds its lease.
+    if (app.cluster) {
+      try {
+        app.cluster->join(bound);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "plotqd: cluster: %s\n", e.what());
+        log_event("cluster_join_failed", {{"code", store::code_of(e)}});
+        return 3;
+      }
+      app.cluster->start();
+      app.on_shutdown([&app] { app.cluster->stop(); });  // after the turns' own shutdown
     }
     log_event("listening", {{"address", bound}, {"development", callers.development()},
                             {"tokens", callers.token_count()}});

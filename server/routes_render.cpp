@@ -16,6 +16,7 @@
 #include "sandbox/launcher.hpp"
 #include "sandbox/watchdog.hpp"
 #include "server/app.hpp"
+#include "server/cluster_node.hpp"
 #include "server/job_claim.hpp"
 #include "server/job_registry.hpp"
 #include "server/route_bodies.hpp"
@@ -205,20 +206,24 @@ void register_render_routes(App& app) {
     auto caller = check_caller(app.callers, req, *res, Need::assistant);
     if (!caller) return;
     auto q = app.queue.status();
-    res->send_json(200, {
-                            {"name", "plotq-renderer"},
-                            {"version", PLOTQ_VERSION},
-                            {"in_flight", q.in_flight},
-                            {"waiting", q.waiting},
-                            {"stuck", app.launcher.stuck()},
-                            {"mem_available_mb", opt(sandbox::mem_available_mb())},
-                            {"sandbox", app.launcher.ready()},
-                            {"figures", app.figures != nullptr},
-                            // The runtime's id and each package's version (runtime/venv/plotq-runtime.json).
-                            {"runtime", runs::runtime_json(*app.runtime)},
-                            // The JavaScript snippets' libraries (runtime/js/plotq-js-runtime.json).
-                            {"js_runtime", runs::runtime_json(*app.js_runtime)},
-                        });
+    nlohmann::json status = {
+        {"name", "plotq-renderer"},
+        {"version", PLOTQ_VERSION},
+        {"in_flight", q.in_flight},
+        {"waiting", q.waiting},
+        {"stuck", app.launcher.stuck()},
+        {"mem_available_mb", opt(sandbox::mem_available_mb())},
+        {"sandbox", app.launcher.ready()},
+        {"figures", app.figures != nullptr},
+        // The runtime's id and each package's version (runtime/venv/plotq-runtime.json).
+        {"runtime", runs::runtime_json(*app.runtime)},
+        // The JavaScript snippets' libraries (runtime/js/plotq-js-runtime.json).
+        {"js_runtime", runs::runtime_json(*app.js_runtime)},
+    };
+    // A cluster node names the live nodes and where they listen: `plotq sweep --server` spreads
+    // its files over them.
+    if (app.cluster) status["cluster"] = app.cluster->status_json();
+    res->send_json(200, status);
   });
 }
 

@@ -84,6 +84,37 @@ std::string ServerBackend::support(const std::string& library) {
   return runs::find_library(library) ? "ok" : "invalid_library";
 }
 
+void ServerBackend::find_nodes() {
+  HttpResult r = http_call(url_, "GET", "/status", "", 10);
+  nlohmann::json j = r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
+  if (j.is_object() && j.contains("cluster") && j["cluster"].is_object() && j["cluster"].contains("nodes") &&
+      j["cluster"]["nodes"].is_array()) {
+    for (const auto& n : j["cluster"]["nodes"]) {
+      auto address = field<std::string>(n, "address");
+      if (field<std::string>(n, "state").value_or("") != "live" || !field<bool>(n, "lease_valid").value_or(false) ||
+          !address || address->empty())
+        continue;
+      auto node = std::make_unique<Node>();
+      node->url = "http://" + *address;
+      node->slots = std::max(1, static_cast<int>(field<std::int64_t>(n, "slots").value_or(1)));
+      nodes_.push_back(std::move(node));
+    }
+  }
+  if (nodes_.empty()) {  // one plotqd (or a cluster whose view is not read yet): the URL given
+    nodes_.push_back(std::make_unique<Node>());
+    nodes_.back()->url = url_;
+  }
+}
+
+ServerBackend::Node* ServerBackend::pick() {
+  if (nodes_.empty()) find_nodes();
+  Node* best = nullptr;
+  auto rank = [](const Node* n) { return std::make_pair(n->down ? 1 : 0, n->in_flight - n->slots); };
+  for (auto& n : nodes_)
+    if (!best || rank(n.get()) < rank(best)) best = n.get();
+  return best;
+}
+
 void ServerBackend::start(const runs::SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
                           std::function<void(runs::FileOutcome)> done) {
   std::uint64_t id = next_id_++;
@@ -91,18 +122,21 @@ void ServerBackend::start(const runs::SweepTask& task, const std::vector<std::st
   nlohmann::json body = {{"job_id", job_id},    {"source", task.source}, {"library", task.file.library},
                          {"themes", themes},    {"timeout_s", timeout_s}};
   if (!task.data_csv.empty() && runs::render_mode(task.file.library) != "snippet") body["data_csv"] = task.data_csv;
-  running_[id] = job_id;
+  Node* node = pick();
+  ++node->in_flight;
+  running_[id] = {job_id, node};
   auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
       io_.get_executor());
-  threads_[id] = std::thread([this, id, body = body.dump(), themes, timeout_s, work, done = std::move(done)]() mutable {
-    runs::FileOutcome out = call(body, themes, timeout_s);
-    boost::asio::post(io_, [this, id, work, out = std::move(out), done = std::move(done)]() mutable {
+  threads_[id] = std::thread([this, id, node, body = body.dump(), themes, timeout_s, work, done = std::move(done)]() mutable {
+    runs::FileOutcome out = call(node, body, themes, timeout_s);
+    boost::asio::post(io_, [this, id, node, work, out = std::move(out), done = std::move(done)]() mutable {
       work->reset();
       auto it = threads_.find(id);
       if (it != threads_.end()) {
         it->second.join();
         threads_.erase(it);
       }
+      --node->in_flight;
       running_.erase(id);
       if (stop_) out.cancelled = true;
       done(std::move(out));
@@ -112,16 +146,26 @@ void ServerBackend::start(const runs::SweepTask& task, const std::vector<std::st
 
 void ServerBackend::cancel_all() {
   stop_ = true;
-  for (const auto& [id, job_id] : running_) http_call(url_, "POST", "/render/" + job_id + "/cancel", "", 5);
+  for (const auto& [id, sent] : running_) http_call(sent.second->url, "POST", "/render/" + sent.first + "/cancel", "", 5);
 }
 
-runs::FileOutcome ServerBackend::call(const std::string& body, const std::vector<std::string>& themes,
+runs::FileOutcome ServerBackend::call(Node* node, const std::string& body, const std::vector<std::string>& themes,
                                       double timeout_s) {
   runs::FileOutcome out;
   // A busy server (queue full, rate window) is waited for, not recorded.
   for (int attempt = 0; attempt < 120 && !stop_; ++attempt) {
-    HttpResult r = http_call(url_, "POST", "/render", body, timeout_s * static_cast<double>(themes.size()) + 120);
+    HttpResult r = http_call(node->url, "POST", "/render", body, timeout_s * static_cast<double>(themes.size()) + 120);
     if (!r.error.empty()) {
+      // A cluster node that stopped answering: the file goes to another live one, with the same
+      // job id (if the lost node had started it, the rescue ended it and the key says so).
+      Node* other = nullptr;
+      node->down = true;
+      for (auto& n : nodes_)
+        if (!n->down && (!other || n->in_flight < other->in_flight)) other = n.get();
+      if (other) {
+        node = other;
+        continue;
+      }
       out.error = "POST /render: " + r.error;
       return out;
     }
