@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/log.hpp"
+#include "server/cluster_metrics.hpp"
 #include "server/cluster_node.hpp"
 #include "store/error.hpp"
 #include "store/hints.hpp"
@@ -69,6 +70,7 @@ void ClusterNode::hints_loop() {
       }
       if (!payload.empty()) {
         hints->send(payload);
+        count_cluster_hint_sent();
         last_sent = Clock::now();
       }
       auto wait = pending ? std::chrono::duration_cast<std::chrono::milliseconds>(last_sent + every - Clock::now())
@@ -78,6 +80,7 @@ void ClusterNode::hints_loop() {
       while (::read(wake_fd_, &n, sizeof n) > 0) {
       }
       if (heard.empty()) continue;
+      for (std::size_t i = 0; i < heard.size(); ++i) count_cluster_hint_heard();
       boost::asio::post(app_.ioc, [this, h = read_hints(heard)]() mutable { hinted(std::move(h)); });
     } catch (const std::exception& e) {
       // Polling goes on meanwhile; the hints come back with the connection.

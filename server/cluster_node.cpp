@@ -11,6 +11,7 @@
 #include "runs/runtime.hpp"
 #include "sandbox/launcher.hpp"
 #include "server/job_registry.hpp"
+#include "server/cluster_metrics.hpp"
 #include "server/errors.hpp"
 #include "server/limits.hpp"
 #include "server/turn_service.hpp"
@@ -77,6 +78,7 @@ void ClusterNode::join(const std::string& bound) {
 }
 
 void ClusterNode::start() {
+  collect_cluster_gauges(*this);
   heartbeat_ = std::thread([this] { heartbeat_loop(); });
   if (cfg_.notify_ms > 0) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -88,6 +90,7 @@ void ClusterNode::start() {
 void ClusterNode::stop() {
   if (stopped_) return;
   stopped_ = true;
+  drop_cluster_gauges();
   timer_.cancel();
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -220,6 +223,7 @@ void ClusterNode::claim_round() {
         for (auto& c : *got.value) {
           followed_.erase(c.e.turn_id);
           ++claimed_live_;
+          count_cluster_claim();
           log_event("cluster_claimed", {{"turn", c.e.turn_id}, {"origin", c.e.origin_node}, {"entry", c.entry},
                                         {"started_ms", c.started_ms}, {"waited_ms", c.started_ms - c.enqueued_ms}});
           svc_.run_claimed(c, epoch, action_from_json(c.e.action));
@@ -353,6 +357,7 @@ void ClusterNode::rescue_round() {
         auto& out = *got.value;
         for (const auto& e : out.ended) {
           log_event("cluster_rescued", {{"turn", e.turn_id}, {"code", e.code}, {"job_id", e.job_id}});
+          count_cluster_rescued(e.code);
           if (auto it = followed_.find(e.turn_id); it != followed_.end()) it->second.active = true;
         }
         for (const auto& turn : out.cancels) {

@@ -70,6 +70,8 @@ class ClusterNode {
 
   // GET /v1/status's "cluster" (the last round's view; no store call).
   nlohmann::json status_json() const;
+  // The cluster's queue as of the last rescue round (its metrics).
+  const store::cluster::QueueTotals& totals() const { return totals_; }
 
  private:
   struct Followed {

@@ -61,6 +61,12 @@ def main():
         check(all(n["address"].endswith(":%d" % p.port) for n, p in zip(sorted(live, key=lambda n: n["id"]), nodes)),
               "each node's row names the port it listens on (bound on port 0)")
 
+        st, text = request(nodes[0].port, "GET", "/metrics")
+        text = text.decode() if isinstance(text, bytes) else str(text)
+        check(st == 200 and 'plotq_cluster_node{node="a",epoch="1"} 1' in text and "plotq_cluster_live_nodes 3" in text
+              and "plotq_cluster_fenced 0" in text,
+              "a's /metrics names it (node a, epoch 1), three live nodes, not fenced")
+
         url = "http://127.0.0.1:%d" % nodes[0].port
         env = {k: v for k, v in os.environ.items() if not k.startswith("PLOTQ_")}
         env["PLOTQ_TOKEN"] = TOKEN
