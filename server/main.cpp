@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <unistd.h>
@@ -139,6 +140,10 @@ int run(int argc, char** argv) {
     // Every write transaction of this node's store connections is fenced by its lease.
     cfg.db.fence = std::make_shared<store::WriteFence>();
     cfg.db.fence->node = cfg.cluster.node_id;
+    // A transaction the node left open (cut off, paused) ends within its lease, and with it the
+    // fence's hold on its row: the rescue of its work is not held up past the lease.
+    cfg.db.idle_in_transaction_ms = std::min(static_cast<int>(cfg.cluster.lease_s * 1000),
+                                             std::max(cfg.db.statement_timeout_ms, 1000) * 6);
   }
   std::unique_ptr<store::Db> db;
   try {

@@ -39,6 +39,16 @@ void require_pg(Db& db, const char* what) {
 // The ledger row of a turn's job that a node did not finish: node_lost (failed, never re-run),
 // or a refusal (capacity: its wait ran out; cancelled: withdrawn while waiting).
 void book(Db& db, const Ended& e, UnixSeconds now) {
+  if (e.code == "node_lost") {
+    // The node may have booked the job's own row before it was lost: the run ended and its ledger
+    // row committed, then its turn's end and its entry's delete did not reach the store (the
+    // server went away, the node was cut off). One job, one row: that one stays. The node cannot
+    // book it after this: its lease is gone, and a fenced write still in flight holds the node's
+    // row, which the rescue (FOR UPDATE SKIP LOCKED) and the join wait for.
+    Stmt seen(db, "SELECT 1 FROM runs WHERE job_id = ? LIMIT 1");
+    seen.bind(1, e.job_id);
+    if (seen.executeStep()) return;
+  }
   LedgerEntry row;
   row.job_id = e.job_id;
   row.kind = parse_run_kind(e.kind).value_or(RunKind::data);
@@ -391,6 +401,14 @@ std::vector<Ended> rescue(Db& db, std::int64_t max_wait_ms, UnixSeconds now) {
     expired.bind(1, max_wait_ms);
     while (expired.executeStep()) ended.push_back(ended_from(expired, 0, "capacity"));
     expired.reset();
+    // A running entry whose turn is done was left behind by its node: the turn's end was stored,
+    // the entry's delete (ClusterNode::finished, a store call of its own after it) failed, e.g. on
+    // a connection still in a reconnect backoff after an outage. Left, it would hold one of the
+    // cluster's slots in every admission (starts_now counts running entries) and in the totals
+    // until the node's epoch ends, which for a healthy node is never.
+    Stmt stale(db, "DELETE FROM queue_entries q USING turns t WHERE q.turn_id = t.id AND q.state = 'running' "
+                   "AND t.status = 'done'");
+    stale.exec();
     end_all(db, ended, now);
     tx.commit();
     return ended;
@@ -398,11 +416,14 @@ std::vector<Ended> rescue(Db& db, std::int64_t max_wait_ms, UnixSeconds now) {
 }
 
 void finish_entry(Db& db, const std::string& turn_id, const std::string& node, std::int64_t epoch) {
-  Stmt q(db, "DELETE FROM queue_entries WHERE turn_id = ? AND node = ? AND epoch = ?");
-  q.bind(1, turn_id);
-  q.bind(2, node);
-  q.bind(3, epoch);
-  q.send();
+  // guarded: a failure is a store code (unreachable, fenced), not `internal`.
+  guarded("finish a claimed entry", [&] {
+    Stmt q(db, "DELETE FROM queue_entries WHERE turn_id = ? AND node = ? AND epoch = ?");
+    q.bind(1, turn_id);
+    q.bind(2, node);
+    q.bind(3, epoch);
+    q.send();
+  });
 }
 
 }  // namespace plotq::store::cluster

@@ -256,24 +256,34 @@ class PgConn final : public Conn {
     if (!PQenterPipelineMode(c_)) throw_result(c_, nullptr, "pipeline");
     piping_ = true;
     sent_ = 0;
-    command([&] { return PQsendQueryParams(c_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0); }, "begin", false);
-    if (options_.fence) {
-      if (std::int64_t epoch = options_.fence->epoch.load(); epoch > 0) {
-        auto fence = prepare("SELECT plotq_fence(?, ?)");
-        fence->bind_text(1, options_.fence->node);
-        fence->bind_int(2, epoch);
-        fence->send();
+    // A statement prepared here for the first time on this connection (a fresh one after a
+    // reconnect) waits for its answer, and so reads the answers of what went before it: the
+    // fence's refusal surfaces here. Tx and WriteTx begin in their constructors, and a constructor
+    // that throws has no destructor to roll back: the failed transaction is ended here, or the
+    // connection's next user (any statement, any transaction) runs inside it and fails 25P02.
+    try {
+      command([&] { return PQsendQueryParams(c_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0); }, "begin", false);
+      if (options_.fence) {
+        if (std::int64_t epoch = options_.fence->epoch.load(); epoch > 0) {
+          auto fence = prepare("SELECT plotq_fence(?, ?)");
+          fence->bind_text(1, options_.fence->node);
+          fence->bind_int(2, epoch);
+          fence->send();
+        }
       }
+      if (!scope) {
+        auto lock = prepare("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
+        return lock->send();
+      }
+      if (scope->empty()) return;
+      // A scope's lock: its text hashed to the advisory lock's 64-bit key.
+      auto lock = prepare("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))");
+      lock->bind_text(1, *scope);
+      lock->send();
+    } catch (...) {
+      rollback();
+      throw;
     }
-    if (!scope) {
-      auto lock = prepare("SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")");
-      return lock->send();
-    }
-    if (scope->empty()) return;
-    // A scope's lock: its text hashed to the advisory lock's 64-bit key.
-    auto lock = prepare("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))");
-    lock->bind_text(1, *scope);
-    lock->send();
   }
   void commit() override {
     // COMMIT of a failed transaction answers ROLLBACK, not an error: that is a failed commit here.
@@ -361,7 +371,8 @@ class PgConn final : public Conn {
     std::string sql = "SET TIME ZONE 'UTC'; SET statement_timeout = " + std::to_string(o.statement_timeout_ms) +
                       "; SET lock_timeout = " + std::to_string(o.lock_timeout_ms) +
                       "; SET idle_in_transaction_session_timeout = " +
-                      std::to_string(std::max(o.statement_timeout_ms, 1000) * 6) +
+                      std::to_string(o.idle_in_transaction_ms > 0 ? o.idle_in_transaction_ms
+                                                                  : std::max(o.statement_timeout_ms, 1000) * 6) +
                       // The server's NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) are not
                       // ours to print on plotq's stderr.
                       "; SET client_min_messages = warning";
