@@ -14,6 +14,8 @@
 #   tools/pg.sh bindir            print the server binaries' dir (exit 2 when there are none)
 #   PLOTQ_PG_BINDIR=DIR           the binaries (default: /usr/lib/postgresql/15/bin, else
 #                                 `pg_config --bindir`)
+#   PLOTQ_PG_LISTEN=ADDR          start/up: also listen on TCP at ADDR (its listen_addresses; default
+#                                 none); the caller adds the pg_hba.conf line its clients need
 # The conninfo is `host=DIR user=postgres dbname=postgres` (libpq; trust auth, so the dir's mode,
 # 0700, is what keeps other users out). As root the server runs as the `postgres` user, since
 # initdb refuses root; otherwise as the caller. fsync=off: a crash may lose the cluster, which a
@@ -21,7 +23,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -86,10 +88,15 @@ start() {
 
 # serve DIR BIN: starts the server of the cluster in DIR (made by start).
 serve() {
-  local dir=$1 bin=$2
-  # listen_addresses='': no TCP port at all; the socket lives in the cluster's own dir.
+  local dir=$1 bin=$2 listen=${PLOTQ_PG_LISTEN:-}
+  if ! [[ "$listen" =~ ^[0-9A-Za-z.:,-]*$ ]]; then
+    echo "pg.sh: PLOTQ_PG_LISTEN must be addresses, comma-separated" >&2
+    return 2
+  fi
+  # listen_addresses='' (unless PLOTQ_PG_LISTEN): no TCP port at all; the socket lives in the
+  # cluster's own dir.
   if ! as_owner "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off" start >/dev/null; then
+    -o "-c listen_addresses='$listen' -c unix_socket_directories='$dir' -c fsync=off" start >/dev/null; then
     echo "pg.sh: the server did not start:" >&2
     tail -n 30 "$dir/log" >&2 || true
     return 1
