@@ -15,11 +15,11 @@ build=${PLOTQ_BUILD_DIR:-$root/build}
 # the sanitizer tree are installed by tools/san.sh itself, which only it needs. libpng-dev: the
 # sweep report's thumbnails (sweep/thumbnail.cpp). libpq-dev: the PostgreSQL engine's client
 # (store/); postgresql-15: the throwaway server of the tests (tools/pg.sh). libssl-dev: OpenSSL's
-# libcrypto.
+# libcrypto. iproute2: the cluster's partition test (a node in a network namespace of its own).
 packages=(build-essential cmake pkg-config libboost-dev libsqlitecpp-dev libsqlite3-dev
   libseccomp-dev nlohmann-json3-dev catch2 sqlite3 libpng-dev python3 python3-dev python3-venv
   libcairo2 fontconfig fonts-dejavu-core fonts-liberation2 ninja-build chromium nodejs npm
-  libpq-dev postgresql-15 libssl-dev)
+  libpq-dev postgresql-15 libssl-dev iproute2)
 
 if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
   missing=()
