@@ -139,7 +139,8 @@ def case_idempotency(c, db):
         jobs.append(("/run-data", body, "data " + jid))
     jid = "idem-render-" + secrets.token_hex(4)
     # Sleeps 1 s first: the second request finds the key running on the other node and waits for it.
-    jobs.append(("/render", {"job_id": jid, "library": "matplotlib", "themes": ["light"], "timeout_s": 20,
+    # (A generous timeout: a cold matplotlib on a loaded 2-core machine has taken 20 s.)
+    jobs.append(("/render", {"job_id": jid, "library": "matplotlib", "themes": ["light"], "timeout_s": 90,
                              "source": "import time\nimport matplotlib.pyplot as plt\ntime.sleep(1)\n"
                                        "fig, ax = plt.subplots(figsize=(16, 9), dpi=200)\nax.plot([1, 2], [3, 4])\n"
                                        "fig.savefig('plot-light.png', dpi=200)\n"},
