@@ -5,6 +5,11 @@ Acknowledged means: a /run-data or /render 200 with its body, a turn's stream th
 (its events as read), a dataset version announced (a paste's 201 or a data turn's dataset event),
 a confirm's 200, a session's 201. A turn whose stream ended without done (the server died) is kept
 as interrupted with the last id read, for the resume check after the restart.
+
+Against a cluster (crash_driver.py --cluster N) the workers are given every node's port and send
+each request to one of them at random (a load balancer without sticky sessions: a session made on
+one node, its turns sent to others); the driver takes a killed node's port out of the list and puts
+the restarted node's in.
 """
 import http.client
 import random
@@ -42,6 +47,7 @@ class Record:
         self.sessions = []     # session ids answered 201
         self.users = set()
         self.mismatch = []     # answers that differed from an earlier acknowledged one, inline
+        self.sent_to = {}      # port -> job ids of every /run-data and /render request sent to it
         self.seq = 0
 
     def next_id(self, prefix):
@@ -52,7 +58,8 @@ class Record:
 
 class Workers:
     def __init__(self, port, record, rng, round_no, sessions):
-        self.port = port
+        # One port, or a list of ports (a cluster's nodes: each request goes to one of them).
+        self.ports = list(port) if isinstance(port, (list, tuple)) else [port]
         self.rec = record
         self.rng = random.Random(rng.random())
         self.round = round_no
@@ -61,6 +68,12 @@ class Workers:
         self.threads = []
 
     # -- helpers
+    @property
+    def port(self):
+        """The node this request goes to (the driver may swap the list while the threads run)."""
+        ports = self.ports
+        return ports[0] if len(ports) == 1 else self.rng.choice(ports)
+
     def session(self, user):
         if user not in self.sessions:
             sid = new_session(self.port, user)
@@ -106,7 +119,10 @@ class Workers:
             with self.rec.lock:
                 self.rec.requests[job_id] = (path, make_body(job_id))
         body = self.rec.requests[job_id][1]
-        status, answer = request(self.port, "POST", path, body, user="svc", timeout=120)
+        port = self.port
+        with self.rec.lock:
+            self.rec.sent_to.setdefault(port, set()).add(job_id)
+        status, answer = request(port, "POST", path, body, user="svc", timeout=120)
         if status != 200:
             return
         with self.rec.lock:
