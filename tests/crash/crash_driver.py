@@ -81,6 +81,16 @@ CLUSTER_SETTINGS = {
 LEASE_S = float(CLUSTER_SETTINGS["PLOTQ_NODE_LEASE_S"])
 
 
+def report_totals(stats, rec, started):
+    """The run's one summary line (one node or a cluster): what was acknowledged, checked, lost."""
+    stats.update(turns=len(rec.turns), interrupted=len(rec.interrupted), run_data=len(rec.run_data),
+                 render=len(rec.render), datasets=len(rec.versions))
+    print("crash: kills=%(kills)d acknowledged: turns=%(turns)d run_data=%(run_data)d render=%(render)d "
+          "datasets=%(datasets)d interrupted_turns_resumed=%(interrupted)d answers_checked=%(checked)d "
+          "rows_lost=%(lost)d jobs_run_twice=%(ran_twice)d survivors=%(survivors)d" % stats
+          + " seconds=%d" % (time.monotonic() - started), flush=True)
+
+
 def answers(rec, renders_only=False):
     """Acknowledged answers that needed a sandbox job (or, renders_only, a render)."""
     with rec.lock:
@@ -325,12 +335,7 @@ def run_cluster(args, rng, modes, target, drop_schema, env, work):
             db.close()
         if drop_schema:
             drop_schema()
-    stats.update(turns=len(rec.turns), interrupted=len(rec.interrupted), run_data=len(rec.run_data),
-                 render=len(rec.render), datasets=len(rec.versions))
-    print("crash: kills=%(kills)d acknowledged: turns=%(turns)d run_data=%(run_data)d render=%(render)d "
-          "datasets=%(datasets)d interrupted_turns_resumed=%(interrupted)d answers_checked=%(checked)d "
-          "rows_lost=%(lost)d jobs_run_twice=%(ran_twice)d survivors=%(survivors)d" % stats
-          + " seconds=%d" % (time.monotonic() - started), flush=True)
+    report_totals(stats, rec, started)
     print("crash: cluster of %d: killed nodes held %d running jobs and %d bare turns (each ended node_lost, "
           "none claimed again) and %d waiting turns (each ran elsewhere once); restarts at once %d, after a "
           "peer's rescue %d (kill to lost: %s s); settled after the clients stopped in max %.1f s" % (
@@ -482,12 +487,7 @@ def main():
         d.stop()
         if drop_schema:
             drop_schema()
-    stats.update(turns=len(rec.turns), interrupted=len(rec.interrupted), run_data=len(rec.run_data),
-                 render=len(rec.render), datasets=len(rec.versions))
-    print("crash: kills=%(kills)d acknowledged: turns=%(turns)d run_data=%(run_data)d render=%(render)d "
-          "datasets=%(datasets)d interrupted_turns_resumed=%(interrupted)d answers_checked=%(checked)d "
-          "rows_lost=%(lost)d jobs_run_twice=%(ran_twice)d survivors=%(survivors)d" % stats
-          + " seconds=%d" % (time.monotonic() - started), flush=True)
+    report_totals(stats, rec, started)
     print("crash: kills with each part running: %s" % " ".join(
         "%s=%d" % kv for kv in sorted(alive_at_kill.items())), flush=True)
     for f in fail:
