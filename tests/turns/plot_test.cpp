@@ -92,5 +92,5 @@ TEST_CASE("daily pipeline runs: at the limit a plot turn is refused before takin
   auto evs = until_done(*st, 30s);
   REQUIRE(names(evs) == std::vector<std::string>{"ready", "refusal", "done"});
   CHECK(evs[1].data["code"] == "pipeline_runs_exhausted");
-  CHECK(s.scalar("SELECT count(*) FROM runs WHERE kind = 'render' AND refusal_code = 'pipeline_runs_exhausted'") == 1);
+  CHECK(s.scalar_reaching("SELECT count(*) FROM runs WHERE kind = 'render' AND refusal_code = 'pipeline_runs_exhausted'", 1) == 1);
 }

@@ -4,10 +4,12 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "store/db.hpp"
@@ -163,6 +165,18 @@ struct Server {
     plotq::store::Stmt q(*conn, sql);
     REQUIRE(q.executeStep());
     return q.getColumn(0).getInt64();
+  }
+  // The same once it reaches `want`, or what it is after `within`: a ledger row booked on its own
+  // store call (a refusal's) may land just after the turn's done on PostgreSQL's pool.
+  std::int64_t scalar_reaching(const std::string& sql, std::int64_t want,
+                               std::chrono::milliseconds within = std::chrono::seconds(5)) {
+    auto end = std::chrono::steady_clock::now() + within;
+    std::int64_t got = scalar(sql);
+    while (got != want && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      got = scalar(sql);
+    }
+    return got;
   }
 };
 
