@@ -14,7 +14,7 @@ checks of checks.py. Standard library only.
   peer's rescue ended it. The checks below hold across the nodes (resumes and replays go to any
   node), plus: what the killed node ran or held ended error{node_lost} and was never claimed again,
   what it had admitted that waited in the queue ran elsewhere once, and no turn was claimed twice.
-  PLOTQ_CRASH_ROUNDS=200 runs the soak (CI: 20); PLOTQ_CRASH_CLUSTER_ROUNDS=100 the cluster's (CI: 4);
+  PLOTQ_CRASH_ROUNDS=200 runs the soak (CI: 20); PLOTQ_CRASH_CLUSTER_ROUNDS=100 the cluster's (CI: 3);
   PLOTQ_CRASH_SEED repeats a run; PLOTQ_CRASH_MODES=chromium_up,in_job kills only at those moments,
   in turn.
 
@@ -309,11 +309,12 @@ def run_cluster(args, rng, modes, target, drop_schema, env, work):
             fail.extend("round %d: %s" % (rnd, m) for m in rec.mismatch)
             rec.mismatch.clear()
             held = {h: sum(1 for x, _ in owned.values() if x == h) for h in ("running", "bare", "waiting")}
+            slowest = ", ".join("%s %.0f s" % (name, t) for t, name in sorted(w.tail, reverse=True)[:2])
             print("crash: round %d killed node %s at %s (%s alive; it held %d running, %d bare, %d waiting), back %s; "
-                  "round %.1f s (kill after %.1f, clients stopped in %.1f, settled in %s, checks %.1f) - %d turns, "
+                  "round %.1f s (kill after %.1f, clients stopped in %.1f (slowest: %s), settled in %s, checks %.1f) - %d turns, "
                   "%d interrupted, %d run-data, %d renders, %d dataset versions acknowledged so far%s" % (
                       rnd, victim, mode, "+".join(parts) or "plotqd alone", held["running"], held["bare"],
-                      held["waiting"], how_back, time.monotonic() - t_round, t_kill - t_round, t_joined - t_join,
+                      held["waiting"], how_back, time.monotonic() - t_round, t_kill - t_round, t_joined - t_join, slowest,
                       "%.1f s" % settled if settled is not None else "-", time.monotonic() - t_joined - (settled or 0),
                       len(rec.turns), len(rec.interrupted), len(rec.run_data), len(rec.render), len(rec.versions),
                       "" if len(fail) == before else " - %d FAILURES" % (len(fail) - before)), flush=True)
@@ -370,7 +371,7 @@ def main():
     if args.cluster:
         args.engine = "postgresql"
     if args.rounds is None:
-        args.rounds = int(os.environ.get("PLOTQ_CRASH_CLUSTER_ROUNDS", "4") if args.cluster
+        args.rounds = int(os.environ.get("PLOTQ_CRASH_CLUSTER_ROUNDS", "3") if args.cluster
                           else os.environ.get("PLOTQ_CRASH_ROUNDS", "20"))
     rng = random.Random(args.seed)
     server = os.environ.get("PLOTQ_TEST_PG", "")
@@ -398,6 +399,11 @@ def main():
              "checked": 0, "lost": 0, "ran_twice": 0, "survivors": 0}
     modes = ["random", "in_job", "after_answers", "in_broadcast", "after_render",
              "random", "in_job", "after_answers", "in_broadcast", "chromium_up"]
+    if args.cluster:
+        # CI's three rounds: a running job killed (restart at once: the join ends it), turns waiting in
+        # the cluster's queue (restart after a peer's rescue), and a moment at random.
+        modes = ["in_job", "in_broadcast", "random", "after_answers", "after_render",
+                 "in_job", "in_broadcast", "random", "after_answers", "chromium_up"]
     if os.environ.get("PLOTQ_CRASH_MODES"):  # to repeat one moment, e.g. chromium_up
         modes = os.environ["PLOTQ_CRASH_MODES"].split(",")
         unknown = set(modes) - set(MODES)

@@ -14,6 +14,7 @@ the restarted node's in.
 import http.client
 import random
 import threading
+import time
 
 from plotq_client import Stream, new_session, read_to_done, request
 
@@ -66,6 +67,7 @@ class Workers:
         self.sessions = sessions  # user -> session id, kept across rounds (sessions outlive restarts)
         self.stop = threading.Event()
         self.threads = []
+        self.tail = []  # (seconds, client) of the calls that were still running when stop was set
 
     # -- helpers
     @property
@@ -180,10 +182,14 @@ class Workers:
 
     def _loop(self, fn, user, pause):
         while not self.stop.is_set():
+            t0 = time.monotonic()
             try:
                 fn(user)
             except TRANSPORT:
                 pass
+            finally:
+                if self.stop.is_set():  # what the join waited for
+                    self.tail.append((time.monotonic() - t0, fn.__name__))
             # Answers that take no sandbox come back at once: a pause keeps them from being all there is.
             if self.stop.wait(pause):
                 return
