@@ -81,6 +81,19 @@ CLUSTER_SETTINGS = {
 LEASE_S = float(CLUSTER_SETTINGS["PLOTQ_NODE_LEASE_S"])
 
 
+def finish(args, work, fail, alive_at_kill):
+    """The run's last lines and exit code; its store and logs kept when it failed (or --keep)."""
+    print("crash: kills with each part running: %s" % " ".join(
+        "%s=%d" % kv for kv in sorted(alive_at_kill.items())), flush=True)
+    for f in fail:
+        print("FAIL " + f)
+    if not args.keep and not fail:
+        shutil.rmtree(work, ignore_errors=True)
+    elif fail:
+        print("crash: store and logs kept in %s" % work)
+    return 1 if fail else 0
+
+
 def report_totals(stats, rec, started):
     """The run's one summary line (one node or a cluster): what was acknowledged, checked, lost."""
     stats.update(turns=len(rec.turns), interrupted=len(rec.interrupted), run_data=len(rec.run_data),
@@ -347,15 +360,7 @@ def run_cluster(args, rng, modes, target, drop_schema, env, work):
     print("crash: /run-data and /render keys a killed node left running: %d; taken over by a retry since: %d; "
           "nodes that fenced themselves (lease lost without a kill): %d"
           % (len(kept_running) + len(taken_over), len(taken_over), fenced), flush=True)
-    print("crash: kills with each part running: %s" % " ".join(
-        "%s=%d" % kv for kv in sorted(alive_at_kill.items())), flush=True)
-    for f in fail:
-        print("FAIL " + f)
-    if not args.keep and not fail:
-        shutil.rmtree(work, ignore_errors=True)
-    elif fail:
-        print("crash: store and logs kept in %s" % work)
-    return 1 if fail else 0
+    return finish(args, work, fail, alive_at_kill)
 
 
 def main():
@@ -494,15 +499,7 @@ def main():
         if drop_schema:
             drop_schema()
     report_totals(stats, rec, started)
-    print("crash: kills with each part running: %s" % " ".join(
-        "%s=%d" % kv for kv in sorted(alive_at_kill.items())), flush=True)
-    for f in fail:
-        print("FAIL " + f)
-    if not args.keep and not fail:
-        shutil.rmtree(work, ignore_errors=True)
-    elif fail:
-        print("crash: store and logs kept in %s" % work)
-    return 1 if fail else 0
+    return finish(args, work, fail, alive_at_kill)
 
 
 if __name__ == "__main__":
