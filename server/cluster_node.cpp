@@ -52,7 +52,7 @@ TurnAction action_from_json(const std::string& text) {
 
 ClusterNode::ClusterNode(App& app, TurnService& svc)
     : app_(app), svc_(svc), cfg_(app.config.cluster), id_(app.config.cluster.node_id),
-      address_(app.config.cluster.address.empty() ? app.config.http.listen : app.config.cluster.address),
+      address_(app.config.cluster.address),
       timer_(app.ioc), fence_(app.config.db.fence) {
   // Followers of a turn run here hear of its new events from a hint, not at their next poll.
   svc.events.on_event_stored([this](const Turn& t) {
@@ -63,7 +63,7 @@ ClusterNode::ClusterNode(App& app, TurnService& svc)
 ClusterNode::~ClusterNode() { stop(); }
 
 void ClusterNode::join(const std::string& bound) {
-  if (cfg_.address.empty()) address_ = bound;
+  if (address_.empty()) address_ = bound;
   store::Options o = app_.config.db;
   o.fence = nullptr;  // the lease's own connection is what makes the fence pass
   beat_db_ = store::Db::open(app_.config.db_path, o);
