@@ -128,7 +128,7 @@ void ServerBackend::start(const runs::SweepTask& task, const std::vector<std::st
   auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
       io_.get_executor());
   threads_[id] = std::thread([this, id, node, body = body.dump(), themes, timeout_s, work, done = std::move(done)]() mutable {
-    runs::FileOutcome out = call(node, body, themes, timeout_s);
+    runs::FileOutcome out = call(node, body, themes, timeout_s);  // node: where it was answered
     boost::asio::post(io_, [this, id, node, work, out = std::move(out), done = std::move(done)]() mutable {
       work->reset();
       auto it = threads_.find(id);
@@ -149,7 +149,7 @@ void ServerBackend::cancel_all() {
   for (const auto& [id, sent] : running_) http_call(sent.second->url, "POST", "/render/" + sent.first + "/cancel", "", 5);
 }
 
-runs::FileOutcome ServerBackend::call(Node* node, const std::string& body, const std::vector<std::string>& themes,
+runs::FileOutcome ServerBackend::call(Node*& node, const std::string& body, const std::vector<std::string>& themes,
                                       double timeout_s) {
   runs::FileOutcome out;
   // A busy server (queue full, rate window) is waited for, not recorded.
@@ -162,7 +162,9 @@ runs::FileOutcome ServerBackend::call(Node* node, const std::string& body, const
       node->down = true;
       for (auto& n : nodes_)
         if (!n->down && (!other || n->in_flight < other->in_flight)) other = n.get();
-      if (other) {
+      if (other) {  // the file's place in the count moves with it
+        --node->in_flight;
+        ++other->in_flight;
         node = other;
         continue;
       }

@@ -42,7 +42,7 @@ class ServerBackend : public runs::SweepBackend {
   };
   void find_nodes();
   Node* pick();  // the node with the most free slots, down ones last
-  runs::FileOutcome call(Node* node, const std::string& body, const std::vector<std::string>& themes, double timeout_s);
+  runs::FileOutcome call(Node*& node, const std::string& body, const std::vector<std::string>& themes, double timeout_s);
 
   boost::asio::io_context& io_;
   std::string url_;
