@@ -116,6 +116,10 @@ void ClusterNode::hinted(Hint h) {
       if (auto it = followed_.find(id); it != followed_.end()) it->second.active = read = true;  // it runs
   }
   if (read) events_round();
+  // "#ENTRY": a single job this node took the request of has ended on its claimant.
+  bool jobs = h.everything;
+  for (const auto& id : h.turns) jobs = jobs || (!id.empty() && id[0] == '#');
+  if (jobs) jobs_round();
 }
 
 }  // namespace plotq::server

@@ -180,6 +180,7 @@ void ClusterNode::round() {
   auto now = Clock::now();
   claim_round();
   events_round();
+  jobs_round();
   if (now >= next_standings_) {
     next_standings_ = now + std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::duration<double>(app_.queue.config().status_min_interval_s));
@@ -221,11 +222,16 @@ void ClusterNode::claim_round() {
         // Claimed under an epoch the node has left: its join ended them node_lost; nothing runs.
         if (epoch != epoch_ || fenced_) return;
         for (auto& c : *got.value) {
-          followed_.erase(c.e.turn_id);
           ++claimed_live_;
           count_cluster_claim();
-          log_event("cluster_claimed", {{"turn", c.e.turn_id}, {"origin", c.e.origin_node}, {"entry", c.entry},
-                                        {"started_ms", c.started_ms}, {"waited_ms", c.started_ms - c.enqueued_ms}});
+          log_event("cluster_claimed", {{"turn", c.e.turn_id}, {"job_id", c.e.job_id}, {"origin", c.e.origin_node},
+                                        {"entry", c.entry}, {"started_ms", c.started_ms},
+                                        {"waited_ms", c.started_ms - c.enqueued_ms}});
+          if (c.e.turn_id.empty()) {
+            run_claimed_job(c, epoch);
+            continue;
+          }
+          followed_.erase(c.e.turn_id);
           svc_.run_claimed(c, epoch, action_from_json(c.e.action));
         }
         if (!got.value->empty() || claim_again_) claim_round();  // more may wait, and a slot may still be free
@@ -338,7 +344,7 @@ void ClusterNode::rescue_round() {
       [id = id_, epoch = epoch_, wait = ms(app_.queue.config().max_wait_s)](store::Db& db) {
         struct Out {
           std::vector<cluster::Ended> ended;
-          std::vector<std::string> cancels;
+          std::vector<cluster::CancelRequest> cancels;
           std::vector<cluster::NodeRow> nodes;
           cluster::QueueTotals totals;
         } out;
@@ -355,17 +361,24 @@ void ClusterNode::rescue_round() {
           return;
         }
         auto& out = *got.value;
+        bool jobs_ended = false;
         for (const auto& e : out.ended) {
+          jobs_ended = jobs_ended || e.turn_id.empty();
           log_event("cluster_rescued", {{"turn", e.turn_id}, {"code", e.code}, {"job_id", e.job_id}});
           count_cluster_rescued(e.code);
           if (auto it = followed_.find(e.turn_id); it != followed_.end()) it->second.active = true;
         }
-        for (const auto& turn : out.cancels) {
-          auto t = svc_.turns.find(turn);
-          if (t && !t->follower && t->stop_reason.empty()) svc_.cancel(turn);
+        for (const auto& c : out.cancels) {
+          if (c.turn_id.empty()) {
+            app_.jobs.cancel_all(c.job_id);
+            continue;
+          }
+          auto t = svc_.turns.find(c.turn_id);
+          if (t && !t->follower && t->stop_reason.empty()) svc_.cancel(c.turn_id);
         }
         nodes_ = std::move(out.nodes);
         totals_ = out.totals;
+        if (jobs_ended) jobs_round();
       });
 }
 
@@ -377,7 +390,8 @@ void ClusterNode::fence_self(const char* why) {
   const std::string frame = closing_frame("node_fenced", 1);
   for (auto& t : svc_.turns.all()) svc_.drop(t, frame);
   followed_.clear();
-  app_.jobs.cancel_all_jobs();  // /run-data and /render: their writes would be refused too
+  drop_awaited("unavailable");  // jobs run elsewhere: their waiters retry on another node
+  app_.jobs.cancel_all_jobs();  // /run-data and /render run here: their writes would be refused too
 }
 
 void ClusterNode::rejoined(store::cluster::Lease lease) {

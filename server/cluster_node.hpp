@@ -25,6 +25,7 @@
 #include "server/app.hpp"
 #include "server/cluster_config.hpp"
 #include "server/cluster_hints.hpp"
+#include "server/job_registry.hpp"
 #include "server/turn.hpp"
 #include "server/turn_wire.hpp"
 #include "store/cluster.hpp"
@@ -68,6 +69,14 @@ class ClusterNode {
   // A turn this node claimed has ended: its entry goes.
   void finished(const Turn& t);
 
+  // A single job (/run-data, /render) whose key this node claimed goes to the cluster's queue
+  // (a refusal answers its waiters here); this node then waits for its end, wherever it runs
+  // (jobs_round), and answers them. (server/cluster_jobs.cpp)
+  void enqueue_job(const std::shared_ptr<RunningJob>& job, const std::string& kind, nlohmann::json spec);
+  // POST /render/{job_id}/cancel of a job this node neither took nor runs: how many were
+  // withdrawn or asked to stop.
+  void cancel_job(const std::string& job_id, std::function<void(int)> answer);
+
   // GET /v1/status's "cluster" (the last round's view; no store call).
   nlohmann::json status_json() const;
   // The cluster's queue as of the last rescue round (its metrics).
@@ -86,6 +95,9 @@ class ClusterNode {
   void events_round();
   void standings_round();
   void rescue_round();    // every PLOTQ_CLUSTER_RESCUE_S: rescue, cancel requests, the status view
+  void jobs_round();      // the single jobs this node took the requests of: ended yet? (server/cluster_jobs.cpp)
+  void run_claimed_job(const store::cluster::Claimed& c, std::int64_t epoch);  // (server/cluster_jobs.cpp)
+  void drop_awaited(std::string_view code);  // fenced: their waiters retry elsewhere
   int free_slots() const;  // local slots this node may claim for now
   // Hints (store/hints.hpp): what this node tells the others, merged on the hints thread into at
   // most one NOTIFY per PLOTQ_CLUSTER_NOTIFY_MS; and what it hears from them, acted on at once.
@@ -107,12 +119,18 @@ class ClusterNode {
   std::int64_t epoch_ = 0;
   bool fenced_ = false;
   bool stopped_ = false;
-  bool claiming_ = false, reading_ = false, standing_ = false, rescuing_ = false;
+  bool claiming_ = false, reading_ = false, standing_ = false, rescuing_ = false, awaiting_ = false;
   bool claim_again_ = false, read_again_ = false;  // a hint came while a round was in flight
   // Turns this node claimed whose entry is not yet gone from the store: a slot counts as taken
   // until then, so the table never shows a node running more than its slots.
   int claimed_live_ = 0;
   std::unordered_map<std::string, Followed> followed_;
+  // Single jobs this node took the requests of that wait or run in the cluster, by entry.
+  struct Awaited {
+    std::weak_ptr<RunningJob> job;
+    std::string job_id, key_kind;
+  };
+  std::unordered_map<std::int64_t, Awaited> awaited_;
   boost::asio::steady_timer timer_;
   std::chrono::steady_clock::time_point next_standings_{}, next_rescue_{};
   std::shared_ptr<store::WriteFence> fence_;

@@ -51,6 +51,7 @@ inline constexpr ErrorCode kErrorCodes[] = {
     {"sandbox_lost", 503, "the sandbox lost the job's process (its zygote died under it); a retry runs again"},
     {"io", 503, "host I/O failure (failed fork, unwritable dir)"},
     {"scratch_full", 503, "the sandbox's scratch file system (the runs dir) is full; the job did not run or failed for it"},
+    {"node_lost", 503, "a cluster node running the job was lost mid-run; kept as its answer: the job id never runs it again"},
     {"store_unavailable", 503, "the store cannot be used now (a SQLite file, or PostgreSQL out of reach); Retry-After says when to try again"},
     {"storage_full", 503, "the store's file system is full: writes wait for space, reads still answer"},
 };

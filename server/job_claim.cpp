@@ -3,6 +3,8 @@
 #include "common/log.hpp"
 #include "server/errors.hpp"
 #include "store/error.hpp"
+#include "server/cluster_node.hpp"
+#include "store/cluster.hpp"
 #include "store/idempotency.hpp"
 #include "store/time.hpp"
 
@@ -24,6 +26,7 @@ void claimed(App& app, const std::shared_ptr<Responder>& res, const std::string&
     case store::ClaimState::done_same: {
       auto stored = nlohmann::json::parse(claim.response, nullptr, false);
       if (stored.is_discarded()) return res->send_error("internal");
+      if (auto code = kept_error(stored)) return res->send_error(*code);
       return res->send_json(200, stored);
     }
     case store::ClaimState::running_same:
@@ -34,6 +37,7 @@ void claimed(App& app, const std::shared_ptr<Responder>& res, const std::string&
       break;
   }
   auto job = app.jobs.add(job_id, kind);
+  job->key_row = claim.row;
   JobRegistry::add_waiter(job, res);
   run(job);
 }
@@ -41,49 +45,40 @@ void claimed(App& app, const std::shared_ptr<Responder>& res, const std::string&
 }  // namespace
 
 // In a cluster, a key another node runs is that node's: this request waits for its stored answer,
-// reading the key again every kCrossNodePoll, as a join does on one node. Only a record still
-// running after kOrphanAfter (longer than any job's timeout and a node's lease) is taken over: its
-// node died with it, as a process does on one node before its successor forgets its keys.
+// reading the key again every kCrossNodePoll, as a join does on one node. A key with no job in
+// the cluster's queue is taken over (cluster::take_over_key: its node went away before it
+// enqueued the job, so its code never ran); one whose node was lost mid-run keeps node_lost.
 constexpr auto kCrossNodePoll = std::chrono::milliseconds(100);
 
-void claim_from(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
-                const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run,
-                Clock::time_point waiting_since);
-
 void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
-           const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run) {
-  claim_from(app, res, job_id, kind, body, joined_event, std::move(run), Clock::now());
-}
-
-void claim_from(App& app, const std::shared_ptr<Responder>& res, const std::string& job_id, const std::string& kind,
-                const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run,
-                Clock::time_point waiting_since) {
+                const nlohmann::json& body, const char* joined_event, std::function<void(std::shared_ptr<RunningJob>)> run) {
   Key key{job_id, kind};
   auto busy = app.jobs.claiming.find(key);
   if (busy != app.jobs.claiming.end()) {
-    busy->second.push_back([&app, res, job_id, kind, body, joined_event, run = std::move(run), waiting_since] {
-      claim_from(app, res, job_id, kind, body, joined_event, run, waiting_since);
+    busy->second.push_back([&app, res, job_id, kind, body, joined_event, run = std::move(run)] {
+      claim(app, res, job_id, kind, body, joined_event, run);
     });
     return;
   }
   app.jobs.claiming[key];
-  // A running record without a job in this process can never finish: take it over (decided now,
-  // on the loop: no other claim of this key runs until this one is answered).
+  // On one node, a running record without a job in this process can never finish: take it over
+  // (decided now, on the loop: no other claim of this key runs until this one is answered). In a
+  // cluster, only one whose job is in no node's queue.
   bool local = app.jobs.find(job_id, kind) != nullptr;
-  const auto orphan_after = std::chrono::duration<double>(app.config.sandbox.sandbox_max_timeout_s + 2 * app.config.cluster.lease_s);
-  bool take_over = !local && (!app.cluster || Clock::now() - waiting_since > orphan_after);
+  bool cluster = app.cluster != nullptr;
   std::string fp = store::idempotency::fingerprint(body.dump());
   app.store.run(
       "claim a job",
-      [job_id, kind, fp, take_over](store::Db& db) {
+      [job_id, kind, fp, local, cluster](store::Db& db) {
         store::Claim c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
-        if (c.state == store::ClaimState::running_same && take_over) {
-          store::idempotency::forget(db, job_id, kind);
+        if (c.state == store::ClaimState::running_same && !local &&
+            (!cluster || store::cluster::take_over_key(db, job_id, kind))) {
+          if (!cluster) store::idempotency::forget(db, job_id, kind);
           c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
         }
         return c;
       },
-      [&app, res, key, body, joined_event, run = std::move(run), waiting_since](store::Stored<store::Claim> c) {
+      [&app, res, key, body, joined_event, run = std::move(run)](store::Stored<store::Claim> c) {
         auto waiting = std::move(app.jobs.claiming[key]);
         app.jobs.claiming.erase(key);
         if (!c.ok()) {
@@ -91,9 +86,9 @@ void claim_from(App& app, const std::shared_ptr<Responder>& res, const std::stri
         } else if (c.value->state == store::ClaimState::running_same && !app.jobs.find(key.first, key.second)) {
           // Another node runs it: read the key again in a moment (a closed client ends the wait).
           auto timer = std::make_shared<boost::asio::steady_timer>(app.ioc, kCrossNodePoll);
-          timer->async_wait([&app, res, key, body, joined_event, run, waiting_since, timer](const boost::system::error_code& ec) {
+          timer->async_wait([&app, res, key, body, joined_event, run, timer](const boost::system::error_code& ec) {
             if (ec || res->answered() || !res->is_open()) return;
-            claim_from(app, res, key.first, key.second, body, joined_event, run, waiting_since);
+            claim(app, res, key.first, key.second, body, joined_event, run);
           });
         } else {
           claimed(app, res, key.first, key.second, joined_event, *c.value, run);
@@ -103,13 +98,37 @@ void claim_from(App& app, const std::shared_ptr<Responder>& res, const std::stri
 }
 
 std::function<void(store::Db&)> keep_in_tx(const RunningJob& j, const nlohmann::json& answer) {
-  return [id = j.job_id, kind = j.kind, text = answer.dump()](store::Db& db) {
+  return [id = j.job_id, kind = j.kind, text = answer.dump(), entry = j.entry, node = j.node,
+          epoch = j.epoch](store::Db& db) {
     store::idempotency::complete(db, id, kind, text, store::now_unix());
+    if (epoch > 0) store::cluster::end_job(db, entry, node, epoch, "");
   };
 }
 
-std::function<void(store::Db&)> forget_in_tx(const RunningJob& j) {
-  return [id = j.job_id, kind = j.kind](store::Db& db) { store::idempotency::forget(db, id, kind); };
+std::function<void(store::Db&)> forget_in_tx(const RunningJob& j, std::string_view code) {
+  return [id = j.job_id, kind = j.kind, code = std::string(code), entry = j.entry, node = j.node,
+          epoch = j.epoch](store::Db& db) {
+    store::idempotency::forget(db, id, kind);
+    if (epoch > 0) store::cluster::end_job(db, entry, node, epoch, code);
+  };
+}
+
+std::optional<std::string> kept_error(const nlohmann::json& answer) {
+  if (answer.is_object() && answer.size() == 1 && answer.contains("detail") && answer["detail"].is_string())
+    return answer["detail"].get<std::string>();
+  return std::nullopt;
+}
+
+void run_job(App& app, const std::shared_ptr<RunningJob>& job, const std::string& kind, nlohmann::json spec) {
+  if (app.cluster) return app.cluster->enqueue_job(job, kind, std::move(spec));
+  run_here(app, job, kind, spec);
+}
+
+void run_here(App& app, const std::shared_ptr<RunningJob>& job, const std::string& kind, const nlohmann::json& spec) {
+  if (kind == "data")
+    run_data_here(app, job, spec);
+  else
+    run_render_here(app, job, spec);
 }
 
 void answer_booked(App& app, const std::shared_ptr<RunningJob>& j, bool booked, const nlohmann::json& answer,

@@ -40,8 +40,23 @@ void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& j
 // runs::book_render_rows): the answer kept for its retries, or, for a host outcome (a code from
 // the outcome table's job_error), the claim forgotten so a retry runs the code again. Made on the
 // loop, run on the store's connection; throws what the store throws, which refuses the rows too.
+// A job this node claimed from the cluster's queue ends its entry in the same transaction (fenced:
+// a node that lost its lease changes nothing); a forgotten one leaves `code` for the node that took
+// the request.
 std::function<void(store::Db&)> keep_in_tx(const RunningJob& j, const nlohmann::json& answer);
-std::function<void(store::Db&)> forget_in_tx(const RunningJob& j);
+std::function<void(store::Db&)> forget_in_tx(const RunningJob& j, std::string_view code);
+// A kept answer that is an error ({"detail": code}: node_lost, kept so its code never runs again).
+std::optional<std::string> kept_error(const nlohmann::json& answer);
+
+// Where a newly claimed job runs: on one node, here; in a cluster, through the cluster's queue
+// (ClusterNode::enqueue_job), on whichever node claims it. kind: data | render; spec: the request
+// as the runner reads it (what a queue entry carries to another node).
+void run_job(App& app, const std::shared_ptr<RunningJob>& job, const std::string& kind, nlohmann::json spec);
+void run_here(App& app, const std::shared_ptr<RunningJob>& job, const std::string& kind, const nlohmann::json& spec);
+// The runners (routes_run_data.cpp, routes_render.cpp): the job on this node's slot, its rows and
+// kept answer, its waiters answered.
+void run_data_here(App& app, const std::shared_ptr<RunningJob>& job, const nlohmann::json& spec);
+void run_render_here(App& app, const std::shared_ptr<RunningJob>& job, const nlohmann::json& spec);
 
 // Answers every waiter of the job once its rows are booked: `error_code` set, that job error;
 // else 200 `answer`. When the store refused the rows and the answer (`booked` false: disk full,

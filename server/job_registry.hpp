@@ -3,6 +3,7 @@
 // same answer); the last waiter to leave cancels it; POST /render/{job_id}/cancel cancels every
 // job of that id. Lives on the event loop only.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +23,13 @@ struct RunningJob {
   std::shared_ptr<void> state;   // the route's per-run state (ticket, lease, job handle)
   bool finished = false;
   bool cancelled = false;
+  // In a cluster: the queue entry this job is (the node that took the request knows it from its
+  // admission), and when this node claimed it, the claim (node, epoch) its end is fenced by.
+  std::int64_t entry = 0;
+  std::int64_t key_row = 0;  // the idempotency row this node's claim made (its enqueue checks it)
+  std::string node;
+  std::int64_t epoch = 0;
+  std::function<void()> ended;  // called once when it is answered (the cluster frees its claim)
 };
 
 class JobRegistry {
@@ -80,20 +88,14 @@ class JobRegistry {
 
   // Sends the same answer to every waiter still connected, then forgets the job.
   void finish(const std::shared_ptr<RunningJob>& job, int status, const nlohmann::json& body) {
-    job->finished = true;
-    job->cancel = nullptr;
-    auto waiters = std::move(job->waiters);
+    auto waiters = end(job);
     for (auto& w : waiters)
       if (w->is_open()) w->send_json(status, body);
-    remove(*job);
   }
   void finish_error(const std::shared_ptr<RunningJob>& job, std::string_view code) {
-    job->finished = true;
-    job->cancel = nullptr;
-    auto waiters = std::move(job->waiters);
+    auto waiters = end(job);
     for (auto& w : waiters)
       if (w->is_open()) w->send_error(code);
-    remove(*job);
   }
 
   // Shutdown: cancels every unfinished job.
@@ -106,6 +108,14 @@ class JobRegistry {
   std::size_t size() const { return jobs_.size(); }
 
  private:
+  std::vector<std::shared_ptr<Responder>> end(const std::shared_ptr<RunningJob>& job) {
+    job->finished = true;
+    job->cancel = nullptr;
+    auto waiters = std::move(job->waiters);
+    if (auto it = jobs_.find({job->job_id, job->kind}); it != jobs_.end() && it->second == job) jobs_.erase(it);
+    if (auto ended = std::exchange(job->ended, nullptr)) ended();
+    return waiters;
+  }
   std::map<std::pair<std::string, std::string>, std::shared_ptr<RunningJob>> jobs_;
 };
 

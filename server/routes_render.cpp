@@ -58,6 +58,111 @@ nlohmann::json theme_json(const runs::ThemeRun& t) {
 
 }  // namespace
 
+namespace jobs {
+void run_render_here(App& app, const std::shared_ptr<RunningJob>& job, const nlohmann::json& spec) {
+  const std::string user = spec.at("user").get<std::string>();
+  const std::string source = spec.at("source").get<std::string>();
+  const std::string library = spec.at("library").get<std::string>();
+  const std::vector<std::string> themes = spec.at("themes").get<std::vector<std::string>>();
+  const double timeout = spec.at("timeout_s").get<double>();
+  const std::string data_csv = spec.value("data_csv", "");
+  runs::RunWho who{job->job_id, user, std::nullopt, std::nullopt, runs::runtime_id(app.runtime_for(library)), library};
+  auto started = Clock::now();
+  struct Run {
+    queue::Ticket ticket;
+    queue::SlotLease lease;
+    runs::RenderHandle handle;
+    std::unique_ptr<runs::Renderer> renderer;
+    bool running = false;
+  };
+  auto run = std::make_shared<Run>();
+  job->state = run;
+  std::weak_ptr<RunningJob> weak_job = job;
+  std::weak_ptr<Run> weak_run = run;
+
+  auto fail_before_start = [&app, weak_job, who, themes, started](const std::string& code) {
+    auto j = weak_job.lock();
+    if (!j || j->finished) return;
+    runs::RenderResult refused;
+    for (const auto& t : themes) {
+      runs::ThemeRun tr;
+      tr.theme = t;
+      tr.outcome = code;
+      tr.job.attempts = 0;
+      refused.outputs[t] = tr;
+    }
+    runs::book_render_rows(app.store, who, refused, seconds_since(started), jobs::forget_in_tx(*j, code),
+                           [&app, weak_job, code](bool) {
+                             auto j2 = weak_job.lock();
+                             if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
+                           });
+  };
+  job->cancel = [weak_run, fail_before_start] {
+    auto r = weak_run.lock();
+    if (!r) return;
+    if (r->running) r->handle.cancel();
+    else {
+      r->ticket.cancel();
+      fail_before_start("cancelled");
+    }
+  };
+  runs::RenderRequest rr{job->job_id, source, library, themes, timeout, data_csv};
+  queue::Callbacks cb;
+  cb.on_position = [](queue::Position) {};
+  cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
+  cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
+  cb.on_granted = [&app, weak_run, weak_job, who, started, rr = std::move(rr)](queue::SlotLease lease) mutable {
+    auto r = weak_run.lock();
+    if (!r) return;
+    r->lease = std::move(lease);
+    r->running = true;
+    double slot_wait = seconds_since(started);
+    r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, app.config.render,
+                                                   app.runtime);
+    r->handle = r->renderer->render(std::move(rr), [&app, weak_run, weak_job, who, slot_wait,
+                                                    started](runs::RenderResult result) {
+      if (auto rr2 = weak_run.lock()) {
+        rr2->lease.release();
+        // The Renderer's private dir and its descriptor go now, not when the job entry expires
+        // (the entry outlives the render for joiners); posted: this runs inside the Renderer.
+        boost::asio::post(app.ioc, [weak_run] {
+          if (auto rr3 = weak_run.lock()) rr3->renderer.reset();
+        });
+      }
+      auto j = weak_job.lock();
+      if (!j || j->finished) {
+        runs::book_render_rows(app.store, who, result, slot_wait);
+        return;
+      }
+      // One theme's host outcome makes the whole answer a host error: not kept, a retry runs again.
+      std::string_view code;
+      for (const auto& [theme, t] : result.outputs)
+        if (const runs::Outcome& o = runs::outcome(t.outcome); o.host) code = o.job_error;
+      nlohmann::json answer;
+      if (code.empty()) {
+        nlohmann::json outputs = nlohmann::json::object();
+        for (const auto& [theme, t] : result.outputs) outputs[theme] = theme_json(t);
+        answer = {
+            {"job_id", j->job_id},
+            {"outputs", outputs},
+            {"timings", {{"slot_wait_s", round3(slot_wait)}, {"total_s", round3(seconds_since(started))}}},
+            {"version", PLOTQ_VERSION},
+            {"mem_available_mb", opt(sandbox::mem_available_mb())},
+        };
+        log_event("render", {{"job_id", j->job_id}, {"themes", result.outputs.size()}});
+      }
+      // The rows and the kept answer (or the forgotten claim) in one transaction.
+      runs::book_render_rows(app.store, who, result, slot_wait,
+                             code.empty() ? jobs::keep_in_tx(*j, answer) : jobs::forget_in_tx(*j, code),
+                             [&app, j, answer, code = std::string(code)](bool booked) {
+                               jobs::answer_booked(app, j, booked, answer, code);
+                             });
+    });
+  };
+  run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, user, "/render"}, std::move(cb));
+}
+}  // namespace jobs
+
 void register_render_routes(App& app) {
   RouteOptions opts;
   opts.body_limit = kRenderBodyLimit;
@@ -93,103 +198,10 @@ void register_render_routes(App& app) {
       return;
     }
 
+    nlohmann::json spec = {{"user", caller->user},     {"source", body.source},       {"library", body.library},
+                           {"themes", body.themes},     {"timeout_s", body.timeout_s}, {"data_csv", body.data_csv}};
     jobs::claim(app, res, body.job_id, kind, body.parsed, "render_joined",
-                [&app, who, themes, user = caller->user, job_id = body.job_id, source = body.source,
-                 library = body.library, timeout = body.timeout_s, data_csv = body.data_csv](std::shared_ptr<RunningJob> job) {
-    auto started = Clock::now();
-    struct Run {
-      queue::Ticket ticket;
-      queue::SlotLease lease;
-      runs::RenderHandle handle;
-      std::unique_ptr<runs::Renderer> renderer;
-      bool running = false;
-    };
-    auto run = std::make_shared<Run>();
-    job->state = run;
-    std::weak_ptr<RunningJob> weak_job = job;
-    std::weak_ptr<Run> weak_run = run;
-
-    auto fail_before_start = [&app, weak_job, who, themes, started](const std::string& code) {
-      auto j = weak_job.lock();
-      if (!j || j->finished) return;
-      runs::RenderResult refused;
-      for (const auto& t : themes) {
-        runs::ThemeRun tr;
-        tr.theme = t;
-        tr.outcome = code;
-        tr.job.attempts = 0;
-        refused.outputs[t] = tr;
-      }
-      runs::book_render_rows(app.store, who, refused, seconds_since(started), jobs::forget_in_tx(*j),
-                             [&app, weak_job, code](bool) {
-                               auto j2 = weak_job.lock();
-                               if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
-                             });
-    };
-    job->cancel = [weak_run, fail_before_start] {
-      auto r = weak_run.lock();
-      if (!r) return;
-      if (r->running) r->handle.cancel();
-      else {
-        r->ticket.cancel();
-        fail_before_start("cancelled");
-      }
-    };
-    runs::RenderRequest rr{job_id, source, library, themes, timeout, data_csv};
-    queue::Callbacks cb;
-    cb.on_position = [](queue::Position) {};
-    cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
-    cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
-    cb.on_granted = [&app, weak_run, weak_job, who, started, rr = std::move(rr)](queue::SlotLease lease) mutable {
-      auto r = weak_run.lock();
-      if (!r) return;
-      r->lease = std::move(lease);
-      r->running = true;
-      double slot_wait = seconds_since(started);
-      r->renderer = std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, app.config.render,
-                                                     app.runtime);
-      r->handle = r->renderer->render(std::move(rr), [&app, weak_run, weak_job, who, slot_wait,
-                                                      started](runs::RenderResult result) {
-        if (auto rr2 = weak_run.lock()) {
-          rr2->lease.release();
-          // The Renderer's private dir and its descriptor go now, not when the job entry expires
-          // (the entry outlives the render for joiners); posted: this runs inside the Renderer.
-          boost::asio::post(app.ioc, [weak_run] {
-            if (auto rr3 = weak_run.lock()) rr3->renderer.reset();
-          });
-        }
-        auto j = weak_job.lock();
-        if (!j || j->finished) {
-          runs::book_render_rows(app.store, who, result, slot_wait);
-          return;
-        }
-        // One theme's host outcome makes the whole answer a host error: not kept, a retry runs again.
-        std::string_view code;
-        for (const auto& [theme, t] : result.outputs)
-          if (const runs::Outcome& o = runs::outcome(t.outcome); o.host) code = o.job_error;
-        nlohmann::json answer;
-        if (code.empty()) {
-          nlohmann::json outputs = nlohmann::json::object();
-          for (const auto& [theme, t] : result.outputs) outputs[theme] = theme_json(t);
-          answer = {
-              {"job_id", j->job_id},
-              {"outputs", outputs},
-              {"timings", {{"slot_wait_s", round3(slot_wait)}, {"total_s", round3(seconds_since(started))}}},
-              {"version", PLOTQ_VERSION},
-              {"mem_available_mb", opt(sandbox::mem_available_mb())},
-          };
-          log_event("render", {{"job_id", j->job_id}, {"themes", result.outputs.size()}});
-        }
-        // The rows and the kept answer (or the forgotten claim) in one transaction.
-        runs::book_render_rows(app.store, who, result, slot_wait,
-                               code.empty() ? jobs::keep_in_tx(*j, answer) : jobs::forget_in_tx(*j),
-                               [&app, j, answer, code = std::string(code)](bool booked) {
-                                 jobs::answer_booked(app, j, booked, answer, code);
-                               });
-      });
-    };
-    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, user, "/render"}, std::move(cb));
-                });
+                [&app, spec](std::shared_ptr<RunningJob> job) { jobs::run_job(app, job, "render", spec); });
   }, opts);
 
   app.router.post("/render/{job_id}/cancel", [&app](Request req, std::shared_ptr<Responder> res) {
@@ -198,6 +210,12 @@ void register_render_routes(App& app) {
     std::string job_id(req.param("job_id"));
     if (!wire::valid_job_id(job_id)) return res->send_error("invalid_job");
     int n = app.jobs.cancel_all(job_id);
+    // In a cluster the job may wait or run on another node: the queue passes the cancel on.
+    if (app.cluster && n == 0)
+      return app.cluster->cancel_job(job_id, [res, job_id](int m) {
+        log_event("render_cancel", {{"job_id", job_id}, {"cancelled", m}});
+        res->send_json(200, {{"cancelled", m}});
+      });
     log_event("render_cancel", {{"job_id", job_id}, {"cancelled", n}});
     res->send_json(200, {{"cancelled", n}});
   });

@@ -54,6 +54,94 @@ nlohmann::json data_run_response(const runs::DataRunResult& r, double slot_wait_
 
 }  // namespace
 
+namespace jobs {
+void run_data_here(App& app, const std::shared_ptr<RunningJob>& job, const nlohmann::json& spec) {
+  const std::string user = spec.at("user").get<std::string>();
+  const std::string source = spec.at("source").get<std::string>();
+  const double timeout = spec.at("timeout_s").get<double>();
+  runs::RunWho who{job->job_id, user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), {}};
+  auto started = Clock::now();
+
+  // Per-run state, owned by the registry entry; callbacks hold weak references only.
+  struct Run {
+    queue::Ticket ticket;
+    queue::SlotLease lease;
+    sandbox::JobHandle handle;
+    bool running = false;
+  };
+  auto run = std::make_shared<Run>();
+  job->state = run;
+  std::weak_ptr<RunningJob> weak_job = job;
+  std::weak_ptr<Run> weak_run = run;
+
+  auto fail_before_start = [&app, weak_job, who, started](const std::string& code) {
+    auto j = weak_job.lock();
+    if (!j || j->finished) return;
+    store::LedgerEntry row = runs::refused_row(who, store::RunKind::data, code, seconds_since(started));
+    app.store.run(
+        "refuse a data run",
+        [forget = jobs::forget_in_tx(*j, code), row](store::Db& db) {
+          forget(db);
+          try {
+            store::ledger::insert(db, row);
+            return true;
+          } catch (const std::exception&) {
+            return false;
+          }
+        },
+        [&app, weak_job, row, code](store::Stored<bool> booked) {
+          if (booked.ok() && *booked.value) runs::count_run(row, {});
+          auto j2 = weak_job.lock();
+          if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
+        });
+  };
+  job->cancel = [weak_run, fail_before_start] {
+    auto r = weak_run.lock();
+    if (!r) return;
+    if (r->running) {
+      r->handle.cancel();  // the result (reason cancelled) answers the waiters
+    } else {
+      r->ticket.cancel();
+      fail_before_start("cancelled");
+    }
+  };
+
+  queue::Callbacks cb;
+  cb.on_position = [](queue::Position) {};
+  cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
+  cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
+  cb.on_granted = [&app, weak_run, weak_job, who, started, source, timeout](queue::SlotLease lease) {
+    auto r = weak_run.lock();
+    if (!r) return;  // the run is gone: the lease's destructor returns the slot
+    r->lease = std::move(lease);
+    r->running = true;
+    double slot_wait = seconds_since(started);
+    // The answer is built and kept in the ledger row's transaction: a retry finds the answer of
+    // every run the ledger counts, and a run without a kept answer is not counted.
+    auto answer = std::make_shared<nlohmann::json>();
+    r->handle = runs::run_data_job(
+        app.launcher, app.store, who, source, timeout, slot_wait,
+        [&app, weak_run, weak_job, answer](runs::DataRunDone done) {
+          if (auto rr = weak_run.lock()) rr->lease.release();
+          auto j = weak_job.lock();
+          if (!j || j->finished) return;
+          // A host outcome is not the job's answer: forgotten, so a retry runs the code again.
+          const runs::Outcome& o = runs::outcome(done.result.outcome);
+          jobs::answer_booked(app, j, done.booked, *answer, o.host ? o.job_error : std::string_view{});
+        },
+        [weak_job, answer, slot_wait, started](const runs::DataRunDone& done) -> runs::StoreWork {
+          auto j = weak_job.lock();
+          if (!j || j->finished) return {};
+          if (const runs::Outcome& o = runs::outcome(done.result.outcome); o.host) return jobs::forget_in_tx(*j, o.job_error);
+          *answer = data_run_response(done.result, slot_wait, seconds_since(started));
+          return jobs::keep_in_tx(*j, *answer);
+        });
+  };
+  run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, user, "/run-data"}, std::move(cb));
+}
+
+}  // namespace jobs
+
 void register_run_data_routes(App& app) {
   RouteOptions opts;
   opts.body_limit = kRunDataBodyLimit;
@@ -63,89 +151,9 @@ void register_run_data_routes(App& app) {
     ParsedRunData parsed = parse_run_data_body(req.body);
     if (!parsed.body) return res->send_error(parsed.error);
     const RunDataBody& body = *parsed.body;
-
-    runs::RunWho who{body.job_id, caller->user, std::nullopt, std::nullopt, runs::runtime_id(*app.runtime), {}};
+    nlohmann::json spec = {{"user", caller->user}, {"source", body.source}, {"timeout_s", body.timeout_s}};
     jobs::claim(app, res, body.job_id, "data", body.parsed, "run_data_joined",
-                [&app, who, user = caller->user, source = body.source, timeout = body.timeout_s](std::shared_ptr<RunningJob> job) {
-    auto started = Clock::now();
-
-    // Per-run state, owned by the registry entry; callbacks hold weak references only.
-    struct Run {
-      queue::Ticket ticket;
-      queue::SlotLease lease;
-      sandbox::JobHandle handle;
-      bool running = false;
-    };
-    auto run = std::make_shared<Run>();
-    job->state = run;
-    std::weak_ptr<RunningJob> weak_job = job;
-    std::weak_ptr<Run> weak_run = run;
-
-    auto fail_before_start = [&app, weak_job, who, started](const std::string& code) {
-      auto j = weak_job.lock();
-      if (!j || j->finished) return;
-      store::LedgerEntry row = runs::refused_row(who, store::RunKind::data, code, seconds_since(started));
-      app.store.run(
-          "refuse a data run",
-          [id = j->job_id, kind = j->kind, row](store::Db& db) {
-            store::idempotency::forget(db, id, kind);
-            try {
-              store::ledger::insert(db, row);
-              return true;
-            } catch (const std::exception&) {
-              return false;
-            }
-          },
-          [&app, weak_job, row, code](store::Stored<bool> booked) {
-            if (booked.ok() && *booked.value) runs::count_run(row, {});
-            auto j2 = weak_job.lock();
-            if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
-          });
-    };
-    job->cancel = [weak_run, fail_before_start] {
-      auto r = weak_run.lock();
-      if (!r) return;
-      if (r->running) {
-        r->handle.cancel();  // the result (reason cancelled) answers the waiters
-      } else {
-        r->ticket.cancel();
-        fail_before_start("cancelled");
-      }
-    };
-
-    queue::Callbacks cb;
-    cb.on_position = [](queue::Position) {};
-    cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
-    cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
-    cb.on_granted = [&app, weak_run, weak_job, who, started, source, timeout](queue::SlotLease lease) {
-      auto r = weak_run.lock();
-      if (!r) return;  // the run is gone: the lease's destructor returns the slot
-      r->lease = std::move(lease);
-      r->running = true;
-      double slot_wait = seconds_since(started);
-      // The answer is built and kept in the ledger row's transaction: a retry finds the answer of
-      // every run the ledger counts, and a run without a kept answer is not counted.
-      auto answer = std::make_shared<nlohmann::json>();
-      r->handle = runs::run_data_job(
-          app.launcher, app.store, who, source, timeout, slot_wait,
-          [&app, weak_run, weak_job, answer](runs::DataRunDone done) {
-            if (auto rr = weak_run.lock()) rr->lease.release();
-            auto j = weak_job.lock();
-            if (!j || j->finished) return;
-            // A host outcome is not the job's answer: forgotten, so a retry runs the code again.
-            const runs::Outcome& o = runs::outcome(done.result.outcome);
-            jobs::answer_booked(app, j, done.booked, *answer, o.host ? o.job_error : std::string_view{});
-          },
-          [weak_job, answer, slot_wait, started](const runs::DataRunDone& done) -> runs::StoreWork {
-            auto j = weak_job.lock();
-            if (!j || j->finished) return {};
-            if (runs::outcome(done.result.outcome).host) return jobs::forget_in_tx(*j);
-            *answer = data_run_response(done.result, slot_wait, seconds_since(started));
-            return jobs::keep_in_tx(*j, *answer);
-          });
-    };
-    run->ticket = app.queue.submit(queue::Holder{queue::HolderKind::job, user, "/run-data"}, std::move(cb));
-                });
+                [&app, spec](std::shared_ptr<RunningJob> job) { jobs::run_job(app, job, "data", spec); });
   }, opts);
 }
 

@@ -1,6 +1,7 @@
 #include "store/cluster.hpp"
 
 #include "store/error.hpp"
+#include "store/idempotency.hpp"
 #include "store/ledger.hpp"
 #include "store/sql.hpp"
 #include "store/sql_util.hpp"
@@ -53,8 +54,8 @@ void book(Db& db, const Ended& e, UnixSeconds now) {
   row.job_id = e.job_id;
   row.kind = parse_run_kind(e.kind).value_or(RunKind::data);
   row.user_id = e.user_id;
-  row.session_id = e.session_id;
-  row.turn_id = e.turn_id;
+  if (!e.session_id.empty()) row.session_id = e.session_id;
+  if (!e.turn_id.empty()) row.turn_id = e.turn_id;
   row.created_at = now;
   row.reason = e.code;
   if (e.code == "node_lost") {
@@ -63,13 +64,46 @@ void book(Db& db, const Ended& e, UnixSeconds now) {
     row.outcome = RunOutcome::refused;
     row.refusal_code = e.code;
   }
+  // A single render job has a row per theme, as when it runs (its key's kind lists them).
+  if (e.turn_id.empty() && row.kind == RunKind::render && !e.key_kind.empty()) {
+    std::size_t from = 0;
+    for (;;) {
+      std::size_t comma = e.key_kind.find(',', from);
+      row.theme = e.key_kind.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+      ledger::insert(db, row);
+      if (comma == std::string::npos) return;
+      from = comma + 1;
+    }
+  }
   ledger::insert(db, row);
+}
+
+// A single job ended by the rescue or a cancel, inside the caller's transaction: node_lost keeps
+// that as its key's answer (its code may have run: a retry must not run it again); a refusal
+// (capacity, cancelled: nothing ran) forgets the key, so a retry runs. Then its ledger rows.
+void end_job_key(Db& db, const Ended& e, UnixSeconds now) {
+  if (e.code == "node_lost") {
+    Stmt q(db, "UPDATE idempotency SET state = 'done', response = ?, finished_at = ? "
+               "WHERE job_id = ? AND kind = ? AND state = 'running'");
+    q.bind(1, std::string(R"({"detail":"node_lost"})"));
+    q.bind(2, iso_utc(now));
+    q.bind(3, e.job_id);
+    q.bind(4, e.key_kind);
+    q.exec();
+  } else {
+    idempotency::forget(db, e.job_id, e.key_kind);
+  }
+  book(db, e, now);
 }
 
 // Ends the turns of `ended` (their events after the last stored one, the row done) and books
 // their ledger rows, inside the caller's transaction.
 void end_all(Db& db, const std::vector<Ended>& ended, UnixSeconds now) {
   for (const auto& e : ended) {
+    if (e.turn_id.empty()) {
+      end_job_key(db, e, now);
+      continue;
+    }
     Stmt q(db, "SELECT coalesce((SELECT max(seq) FROM turn_events WHERE turn_id = ?1), 0), "
                "(SELECT status FROM turns WHERE id = ?1)");
     q.bind(1, e.turn_id);
@@ -81,11 +115,19 @@ void end_all(Db& db, const std::vector<Ended>& ended, UnixSeconds now) {
   }
 }
 
+// The key kind a single job's action carries (empty for a turn's).
+std::string key_kind_of(const std::string& action) {
+  auto j = nlohmann::json::parse(action, nullptr, false);
+  return j.is_object() && j.contains("key_kind") && j["key_kind"].is_string() ? j["key_kind"].get<std::string>() : "";
+}
+
 Ended ended_from(Stmt& q, int first, const std::string& code) {
-  // (the caller's SELECT lists turn_id, user_id, session_id, job_id, kind from `first`)
-  return Ended{q.getColumn(first).getString(),     q.getColumn(first + 1).getString(),
-               q.getColumn(first + 2).getString(), q.getColumn(first + 3).getString(),
-               q.getColumn(first + 4).getString(), code};
+  // (the caller's SELECT lists turn_id, user_id, session_id, job_id, kind, action from `first`)
+  Ended e{q.getColumn(first).getString(),     q.getColumn(first + 1).getString(),
+          q.getColumn(first + 2).getString(), q.getColumn(first + 3).getString(),
+          q.getColumn(first + 4).getString(), code, ""};
+  if (e.turn_id.empty()) e.key_kind = key_kind_of(q.getColumn(first + 5).getString());
+  return e;
 }
 
 // Everything (node, epochs before `below`) held: running entries, and turns it admitted that have
@@ -94,7 +136,7 @@ std::vector<Ended> lost_work(Db& db, const std::string& node, std::int64_t below
   std::vector<Ended> out;
   // No job of these started, so they get no ledger row (empty job id).
   Stmt bare(db, "SELECT t.id, t.user_id, t.session_id, '', "
-                "CASE t.action WHEN 'plot' THEN 'render' ELSE 'data' END FROM turns t "
+                "CASE t.action WHEN 'plot' THEN 'render' ELSE 'data' END, '{}' FROM turns t "
                 "WHERE t.node = ?1 AND t.node_epoch < ?2 AND t.status <> 'done' "
                 "AND NOT EXISTS (SELECT 1 FROM queue_entries q WHERE q.turn_id = t.id)");
   bare.bind(1, node);
@@ -102,7 +144,7 @@ std::vector<Ended> lost_work(Db& db, const std::string& node, std::int64_t below
   while (bare.executeStep()) out.push_back(ended_from(bare, 0, "node_lost"));
   bare.reset();
   Stmt run(db, "DELETE FROM queue_entries WHERE state = 'running' AND node = ?1 AND epoch < ?2 "
-               "RETURNING turn_id, user_id, session_id, job_id, kind");
+               "RETURNING turn_id, user_id, session_id, job_id, kind, action");
   run.bind(1, node);
   run.bind(2, below);
   while (run.executeStep()) out.push_back(ended_from(run, 0, "node_lost"));
@@ -205,23 +247,36 @@ nlohmann::json to_json(const QueueTotals& q) {
 Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
   require_pg(db, "enqueue");
   return guarded("enqueue a turn's work", [&] {
+    if (e.turn_id.empty()) {
+      Stmt key(db, "SELECT 1 FROM idempotency WHERE id = ? AND job_id = ? AND state = 'running' FOR UPDATE");
+      key.bind(1, e.key_row);
+      key.bind(2, e.job_id);
+      if (!key.executeStep()) return Admitted{Enqueued::taken};
+    }
     // One admission at a time decides the last places; claims never take this lock.
     Stmt lock(db, "SELECT pg_advisory_xact_lock(hashtextextended('plotq:queue', 0))");
     lock.send();
     Stmt room(db,
-              "WITH live AS (SELECT coalesce(sum(capacity), 0) AS cap, coalesce(sum(slots), 0) AS slots FROM nodes "
-              "WHERE state = 'live' AND lease_until_ms > plotq_now_ms()) "
-              "SELECT live.cap, live.slots, "
-              "(SELECT count(*) FROM (SELECT 1 FROM queue_entries WHERE state = 'waiting' LIMIT (SELECT cap + 1 FROM live)) w), "
-              "(SELECT count(*) FROM queue_entries WHERE state = 'running') FROM live");
+              "SELECT coalesce(sum(capacity), 0), coalesce(sum(slots), 0), "
+              "(SELECT waiting FROM queue_counts), (SELECT running FROM queue_counts) FROM nodes "
+              "WHERE state = 'live' AND lease_until_ms > plotq_now_ms()");
     if (!room.executeStep()) throw StoreError("postgresql", "queue room returned no row");
     std::int64_t cap = room.getColumn(0).getInt64(), slots = room.getColumn(1).getInt64();
     std::int64_t waiting = room.getColumn(2).getInt64(), running = room.getColumn(3).getInt64();
+    room.reset();
     bool starts_now = waiting == 0 && running < slots;
-    if (!starts_now && waiting >= cap) return Admitted{};
+    if (!starts_now && waiting >= cap) {
+      if (e.turn_id.empty())
+        end_job_key(db, Ended{"", e.user_id, e.session_id, e.job_id, e.kind, "capacity", key_kind_of(e.action)},
+                    store::now_unix());
+      return Admitted{};
+    }
     Stmt ins(db, "INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, "
-                 "next_seq, enqueued_ms) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?, ?, plotq_now_ms())");
-    ins.bind(1, e.turn_id);
+                 "next_seq, enqueued_ms) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?, ?, plotq_now_ms()) RETURNING id");
+    if (e.turn_id.empty())
+      ins.bind(1);
+    else
+      ins.bind(1, e.turn_id);
     ins.bind(2, e.user_id);
     ins.bind(3, e.session_id);
     ins.bind(4, e.job_id);
@@ -229,13 +284,18 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
     ins.bind(6, e.action);
     ins.bind(7, e.origin_node);
     ins.bind(8, e.next_seq);
-    ins.send();
-    Stmt own(db, "UPDATE turns SET node = ?, node_epoch = ? WHERE id = ?");
-    own.bind(1, e.origin_node);
-    own.bind(2, node_epoch);
-    own.bind(3, e.turn_id);
-    own.send();
-    return Admitted{Enqueued::queued, int(waiting) + 1, int(waiting) + 1, starts_now};
+    if (!ins.executeStep()) throw StoreError("postgresql", "enqueue returned no row");
+    std::int64_t entry = ins.getColumn(0).getInt64();
+    ins.reset();
+    if (!e.turn_id.empty()) {
+      Stmt own(db, "UPDATE turns SET node = ?, node_epoch = ? WHERE id = ?");
+      own.bind(1, e.origin_node);
+      own.bind(2, node_epoch);
+      own.bind(3, e.turn_id);
+      own.send();
+    }
+    Admitted a{Enqueued::queued, int(waiting) + 1, int(waiting) + 1, starts_now, entry};
+    return a;
   });
 }
 
@@ -297,8 +357,7 @@ std::vector<Standing> standings(Db& db, const std::vector<std::string>& turn_ids
 QueueTotals totals(Db& db) {
   return guarded("read the queue's totals", [&] {
     Stmt q(db,
-           "SELECT (SELECT count(*) FROM queue_entries WHERE state = 'waiting'), "
-           "(SELECT count(*) FROM queue_entries WHERE state = 'running'), "
+           "SELECT (SELECT waiting FROM queue_counts), (SELECT running FROM queue_counts), "
            "(SELECT coalesce(sum(slots), 0) FROM nodes WHERE state = 'live' AND lease_until_ms > plotq_now_ms()), "
            "(SELECT coalesce(sum(capacity), 0) FROM nodes WHERE state = 'live' AND lease_until_ms > plotq_now_ms()), "
            "(SELECT count(*) FROM nodes WHERE state = 'live' AND lease_until_ms > plotq_now_ms()), "
@@ -342,7 +401,7 @@ CancelResult cancel(Db& db, const std::string& turn_id, UnixSeconds now) {
   return guarded("cancel a queued turn", [&] {
     Tx tx(db, "turn:" + turn_id);
     Stmt out(db, "DELETE FROM queue_entries WHERE turn_id = ? AND state = 'waiting' "
-                 "RETURNING turn_id, user_id, session_id, job_id, kind");
+                 "RETURNING turn_id, user_id, session_id, job_id, kind, action");
     out.bind(1, turn_id);
     if (out.executeStep()) {
       std::vector<Ended> ended{ended_from(out, 0, "cancelled")};
@@ -360,14 +419,14 @@ CancelResult cancel(Db& db, const std::string& turn_id, UnixSeconds now) {
   });
 }
 
-std::vector<std::string> cancel_requests(Db& db, const std::string& node, std::int64_t epoch) {
+std::vector<CancelRequest> cancel_requests(Db& db, const std::string& node, std::int64_t epoch) {
   return guarded("read cancel requests", [&] {
-    Stmt q(db, "SELECT turn_id FROM queue_entries WHERE state = 'running' AND node = ? AND epoch = ? "
+    Stmt q(db, "SELECT turn_id, job_id FROM queue_entries WHERE state = 'running' AND node = ? AND epoch = ? "
                "AND cancel_requested = 1");
     q.bind(1, node);
     q.bind(2, epoch);
-    std::vector<std::string> out;
-    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    std::vector<CancelRequest> out;
+    while (q.executeStep()) out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString()});
     return out;
   });
 }
@@ -395,12 +454,24 @@ std::vector<Ended> rescue(Db& db, std::int64_t max_wait_ms, UnixSeconds now) {
       auto more = lost_work(db, node, epoch + 1);
       ended.insert(ended.end(), more.begin(), more.end());
     }
-    Stmt expired(db, "DELETE FROM queue_entries WHERE id IN (SELECT id FROM queue_entries WHERE state = 'waiting' "
-                     "AND enqueued_ms <= plotq_now_ms() - ? ORDER BY id FOR UPDATE SKIP LOCKED) "
-                     "RETURNING turn_id, user_id, session_id, job_id, kind");
+    // Oldest first by enqueued_ms (its partial index): the scan ends at the first entry that may
+    // still wait, however long the queue. A turn's entry goes (its end is its events); a single
+    // job's ends with its verdict for the node that took the request.
+    Stmt expired(db, "WITH gone AS MATERIALIZED (SELECT id FROM queue_entries WHERE state = 'waiting' "
+                     "AND enqueued_ms <= plotq_now_ms() - ?1 FOR UPDATE SKIP LOCKED), "
+                     "gone_turns AS (DELETE FROM queue_entries q USING gone WHERE q.id = gone.id AND q.turn_id IS NOT NULL "
+                     "RETURNING q.turn_id, q.user_id, q.session_id, q.job_id, q.kind, q.action), "
+                     "gone_jobs AS (UPDATE queue_entries q SET state = 'ended', verdict = 'capacity', ended_ms = plotq_now_ms() "
+                     "FROM gone WHERE q.id = gone.id AND q.turn_id IS NULL "
+                     "RETURNING q.turn_id, q.user_id, q.session_id, q.job_id, q.kind, q.action) "
+                     "SELECT * FROM gone_turns UNION ALL SELECT * FROM gone_jobs");
     expired.bind(1, max_wait_ms);
     while (expired.executeStep()) ended.push_back(ended_from(expired, 0, "capacity"));
     expired.reset();
+    // Verdicts nobody read: the node that took those requests went away.
+    Stmt unread(db, "DELETE FROM queue_entries WHERE state = 'ended' AND ended_ms < plotq_now_ms() - ?");
+    unread.bind(1, kVerdictKeepMs);
+    unread.exec();
     // A running entry whose turn is done was left behind by its node: the turn's end was stored,
     // the entry's delete (ClusterNode::finished, a store call of its own after it) failed, e.g. on
     // a connection still in a reconnect backoff after an outage. Left, it would hold one of the
@@ -423,6 +494,106 @@ void finish_entry(Db& db, const std::string& turn_id, const std::string& node, s
     q.bind(2, node);
     q.bind(3, epoch);
     q.send();
+  });
+}
+
+void end_job(Db& db, std::int64_t entry, const std::string& node, std::int64_t epoch, const std::string& verdict) {
+  require_pg(db, "end a job");
+  if (verdict.empty()) {
+    Stmt q(db, "DELETE FROM queue_entries WHERE id = ? AND state = 'running' AND node = ? AND epoch = ?");
+    q.bind(1, entry);
+    q.bind(2, node);
+    q.bind(3, epoch);
+    if (q.exec() != 1) throw StoreError("bad_state", "job entry " + std::to_string(entry) + " is not this node's");
+    return;
+  }
+  Stmt q(db, "UPDATE queue_entries SET state = 'ended', verdict = ?, ended_ms = plotq_now_ms() "
+             "WHERE id = ? AND state = 'running' AND node = ? AND epoch = ?");
+  q.bind(1, verdict);
+  q.bind(2, entry);
+  q.bind(3, node);
+  q.bind(4, epoch);
+  if (q.exec() != 1) throw StoreError("bad_state", "job entry " + std::to_string(entry) + " is not this node's");
+}
+
+std::vector<JobOutcome> job_outcomes(Db& db, const std::vector<AwaitedJob>& jobs) {
+  require_pg(db, "read jobs' outcomes");
+  return guarded("read jobs' outcomes", [&] {
+    std::vector<JobOutcome> out;
+    for (const auto& j : jobs) {
+      JobOutcome o;
+      o.entry = j.entry;
+      // An ended entry is read once: the delete hands back its verdict.
+      Stmt q(db, "SELECT state, verdict FROM queue_entries WHERE id = ?");
+      q.bind(1, j.entry);
+      if (q.executeStep()) {
+        if (q.getColumn(0).getString() != "ended") {
+          out.push_back(o);
+          continue;
+        }
+        o.state = JobOutcome::State::verdict;
+        o.text = q.getColumn(1).getString();
+        q.reset();
+        Stmt del(db, "DELETE FROM queue_entries WHERE id = ? AND state = 'ended'");
+        del.bind(1, j.entry);
+        del.exec();
+        out.push_back(o);
+        continue;
+      }
+      q.reset();
+      Stmt k(db, "SELECT state, response FROM idempotency WHERE job_id = ? AND kind = ?");
+      k.bind(1, j.job_id);
+      k.bind(2, j.key_kind);
+      if (!k.executeStep()) {
+        o.state = JobOutcome::State::verdict;
+        o.text = "internal";
+      } else if (k.getColumn(0).getString() == "done") {
+        o.state = JobOutcome::State::answer;
+        o.text = k.getColumn(1).getString();
+      }  // running: a retry's new claim of the same key; its answer comes the same way
+      out.push_back(o);
+    }
+    return out;
+  });
+}
+
+bool take_over_key(Db& db, const std::string& job_id, const std::string& kind) {
+  require_pg(db, "take over a key");
+  return guarded("take over an orphan key", [&] {
+    Tx tx(db, "idempotency:" + job_id + "/" + kind);
+    Stmt key(db, "SELECT 1 FROM idempotency WHERE job_id = ? AND kind = ? AND state = 'running' FOR UPDATE");
+    key.bind(1, job_id);
+    key.bind(2, kind);
+    if (!key.executeStep()) return false;
+    key.reset();
+    Stmt live(db, "SELECT 1 FROM queue_entries WHERE job_id = ? AND turn_id IS NULL AND state IN ('waiting', 'running')");
+    live.bind(1, job_id);
+    if (live.executeStep()) return false;
+    live.reset();
+    idempotency::forget(db, job_id, kind);
+    tx.commit();
+    return true;
+  });
+}
+
+int cancel_job(Db& db, const std::string& job_id, UnixSeconds now) {
+  require_pg(db, "cancel a job");
+  return guarded("cancel a queued job", [&] {
+    Tx tx(db, "job:" + job_id);
+    Stmt out(db, "UPDATE queue_entries SET state = 'ended', verdict = 'cancelled', ended_ms = plotq_now_ms() "
+                 "WHERE job_id = ? AND turn_id IS NULL AND state = 'waiting' "
+                 "RETURNING turn_id, user_id, session_id, job_id, kind, action");
+    out.bind(1, job_id);
+    std::vector<Ended> ended;
+    while (out.executeStep()) ended.push_back(ended_from(out, 0, "cancelled"));
+    out.reset();
+    end_all(db, ended, now);
+    Stmt mark(db, "UPDATE queue_entries SET cancel_requested = 1 WHERE job_id = ? AND turn_id IS NULL "
+                  "AND state = 'running'");
+    mark.bind(1, job_id);
+    int n = static_cast<int>(ended.size() + mark.exec());
+    tx.commit();
+    return n;
   });
 }
 

@@ -39,7 +39,8 @@ struct NodeRow {
 // What a lost node (or a node's own earlier epoch) left, and how it ended.
 struct Ended {
   std::string turn_id, user_id, session_id, job_id, kind;
-  std::string code;  // node_lost | capacity
+  std::string code;  // node_lost | capacity | cancelled
+  std::string key_kind;  // a single job's idempotency kind (turn_id empty)
 };
 
 // Joins (or rejoins) the cluster: the node's row gets the next epoch and a fresh lease. Whatever
@@ -57,22 +58,31 @@ std::vector<NodeRow> nodes(Db& db);
 // A node as /v1/status and `plotq nodes --json` show it.
 nlohmann::json to_json(const NodeRow& n);
 
-// A turn's sandbox work, as the admitting node enqueues it.
+// A turn's sandbox work, or a single job (/run-data, /render: turn_id empty), as the node that took
+// it enqueues it. Both wait in one FIFO.
 struct Entry {
   std::string turn_id, user_id, session_id, job_id, kind;  // kind: data | render
-  std::string action;  // JSON: {kind, code, library, themes}
+  // JSON. A turn's: {kind, code, library, themes}. A single job's: the request as its runner reads
+  // it, with `key_kind`, the kind of its idempotency key (which its end writes).
+  std::string action;
   std::string origin_node;
   std::int64_t next_seq = 1;  // the seq of the turn's next event (the admitting node wrote those before)
+  std::int64_t key_row = 0;   // a single job's idempotency row as its claim made it
 };
-enum class Enqueued { queued, capacity };
+enum class Enqueued { queued, capacity, taken };
 struct Admitted {
   Enqueued verdict = Enqueued::capacity;
   int position = 0, waiting = 0;  // when queued: its place (1 = next) and the waiting count with it
   bool starts_now = false;        // nothing waited before it and a slot was free somewhere
+  std::int64_t entry = 0;         // when queued: its row
 };
 // Inside the caller's transaction: admits the entry unless the queue is full (waiting entries >=
 // the live nodes' summed capacity, unless nothing waits and a slot is free), under the queue's
-// advisory lock so two nodes never both admit the last place. The turn's row now names `node`.
+// advisory lock so two nodes never both admit the last place. The room is read from queue_counts
+// (kept by triggers), so an admission costs the same with ten or ten thousand waiting. A turn's
+// row now names `node`. A single job: its key's row must still be the one its request claimed
+// (locked, so a take-over waits for this admission), else `taken` and nothing is written; one
+// refused for capacity has its key forgotten and its refused ledger rows booked here.
 Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch);
 
 struct Claimed {
@@ -114,17 +124,64 @@ std::vector<StoredEvent> events_after(Db& db, const std::vector<std::pair<std::s
 // kills it (cancel_requests).
 enum class CancelResult { withdrawn, requested, none };
 CancelResult cancel(Db& db, const std::string& turn_id, UnixSeconds now);
-// Turns this node runs whose cancel was asked for on another node.
-std::vector<std::string> cancel_requests(Db& db, const std::string& node, std::int64_t epoch);
+// Work this node runs whose cancel was asked for on another node: a turn (turn_id) or a single
+// job (turn_id empty, its job_id).
+struct CancelRequest {
+  std::string turn_id, job_id;
+};
+std::vector<CancelRequest> cancel_requests(Db& db, const std::string& node, std::int64_t epoch);
 
 // One node at a time (pg_try_advisory_xact_lock; others skip): live nodes whose lease ran out
 // are marked lost, their running entries and their turns without an entry end node_lost (with a
-// node_lost ledger row); waiting entries stay in their place; entries that waited max_wait_ms end
-// capacity (refused ledger row). One transaction; returns what it ended (empty when another node
-// held the lock).
+// node_lost ledger row; a single job's key keeps node_lost as its answer, so a retry never runs
+// it again); waiting entries stay in their place; entries that waited max_wait_ms end capacity
+// (refused ledger row; found oldest first by enqueued_ms, the scan stops at the first that may
+// still wait). One transaction; returns what it ended (empty when another node held the lock).
 std::vector<Ended> rescue(Db& db, std::int64_t max_wait_ms, UnixSeconds now);
 
 // Inside the transaction that stores a claimed turn's end: its entry goes (fenced by node, epoch).
 void finish_entry(Db& db, const std::string& turn_id, const std::string& node, std::int64_t epoch);
+
+// ---- single jobs (/run-data, /render) ----
+// Their answer is their idempotency row, kept cluster-wide: the claimant runs the job, books its
+// ledger rows and keeps the answer (or forgets the key) in one transaction with end_job; the node
+// that took the request waits for it (job_outcomes). A lost claimant's job is never run again:
+// the rescue keeps node_lost as its key's answer.
+
+// Inside the claimant's end transaction: no verdict, the entry goes (the answer is kept); a
+// verdict (a host error or a refusal: the key was forgotten, a retry runs again), the entry ends
+// with it for the node that took the request. Only the claimant's own running entry (node,
+// epoch): otherwise bad_state (the rescue ended it), which refuses the whole transaction.
+void end_job(Db& db, std::int64_t entry, const std::string& node, std::int64_t epoch, const std::string& verdict);
+
+struct AwaitedJob {
+  std::int64_t entry = 0;
+  std::string job_id, key_kind;
+};
+struct JobOutcome {
+  enum class State { pending, verdict, answer };
+  std::int64_t entry = 0;
+  State state = State::pending;
+  std::string text;  // verdict: the error code; answer: the kept answer (JSON)
+};
+// For the node that took the requests: each job still waits or runs (pending), ended with a
+// verdict (read once: the entry goes), or ended with a kept answer. A job whose entry and key are
+// both gone (nothing that ended it kept anything) reads as verdict `internal`.
+std::vector<JobOutcome> job_outcomes(Db& db, const std::vector<AwaitedJob>& jobs);
+
+// A request that finds a single job's key running: takes the key over (deletes it; the caller
+// claims it again) only when no entry of the job waits or runs: the key's node has not enqueued
+// it (it went away in between, or is about to: its enqueue then finds its key gone, `taken`, and
+// waits for this request's run), so its code never ran. Under the key's row lock, so an enqueue
+// in flight is either seen here or refused there.
+bool take_over_key(Db& db, const std::string& job_id, const std::string& kind);
+
+// POST /render/{job_id}/cancel on any node: the job id's waiting entries end cancelled (key
+// forgotten, a refused ledger row), its running ones are marked for their node. How many.
+int cancel_job(Db& db, const std::string& job_id, UnixSeconds now);
+
+// An ended single job's verdict is kept this long for the node that took its request; after it
+// that node is gone (it reads each within a poll) and the rescue deletes it.
+inline constexpr std::int64_t kVerdictKeepMs = 60'000;
 
 }  // namespace plotq::store::cluster

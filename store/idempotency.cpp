@@ -54,12 +54,14 @@ Claim begin(Db& db, const std::string& job_id, const std::string& kind, const st
     }
     Stmt ins(s,
         "INSERT INTO idempotency(job_id, kind, fingerprint, state, created_at) "
-        "VALUES (?, ?, ?, 'running', ?)");
+        "VALUES (?, ?, ?, 'running', ?) RETURNING id");
     ins.bind(1, job_id);
     ins.bind(2, kind);
     ins.bind(3, fp);
     ins.bind(4, iso_utc(now));
-    ins.exec();
+    if (!ins.executeStep()) throw StoreError("internal", "claim returned no row");
+    c.row = ins.getColumn(0).getInt64();
+    ins.reset();
     tx.commit();
     return c;
   });

@@ -25,6 +25,7 @@ std::string_view to_string(ClaimState s);
 struct Claim {
   ClaimState state = ClaimState::started;
   std::string response;  // the stored answer when done_same
+  std::int64_t row = 0;  // started: the key's row (a cluster's enqueue checks it is still the one claimed)
 };
 
 namespace idempotency {

@@ -287,3 +287,39 @@ DELETE FROM dataset_versions WHERE session_id = 's1' AND version = 1;
 DELETE FROM datasets WHERE session_id = 's1';
 -- refused: deleting a version another one derives from
 DELETE FROM dataset_versions WHERE session_id = 's1' AND version = 1;
+
+-- ok: a turn's queue entry waits, runs and goes; the counts follow each step (triggers)
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms)
+  VALUES ('t5', 'Bob', 's2', 'j1', 'render', '{}', 'waiting', 'a', 1, 1);
+SELECT waiting, running FROM queue_counts;
+UPDATE queue_entries SET state = 'running', node = 'a', epoch = 1, started_ms = 2 WHERE turn_id = 't5';
+SELECT waiting, running FROM queue_counts;
+DELETE FROM queue_entries WHERE turn_id = 't5';
+SELECT waiting, running FROM queue_counts;
+-- ok: a single job (no turn) waits, then ends with its verdict for the node that took it, counted by neither
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms)
+  VALUES (NULL, 'Bob', '', 'job-1', 'data', '{"key":"data"}', 'waiting', 'a', 1, 1);
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms)
+  VALUES (NULL, 'Bob', '', 'job-2', 'data', '{"key":"data"}', 'waiting', 'a', 1, 1);
+UPDATE queue_entries SET state = 'ended', verdict = 'capacity', ended_ms = 5 WHERE job_id = 'job-1';
+SELECT job_id, state, verdict FROM queue_entries ORDER BY job_id;
+SELECT waiting, running FROM queue_counts;
+-- refused: a turn's entry cannot end in the queue (its end is its events)
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms, verdict, ended_ms)
+  VALUES ('t5', 'Bob', 's2', 'j1', 'render', '{}', 'ended', 'a', 1, 1, 'capacity', 2);
+-- refused: an ended entry without its verdict
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms, ended_ms)
+  VALUES (NULL, 'Bob', '', 'j1', 'data', '{}', 'ended', 'a', 1, 1, 2);
+-- refused: a running entry without its node
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms, epoch, started_ms)
+  VALUES (NULL, 'Bob', '', 'j1', 'data', '{}', 'running', 'a', 1, 1, 1, 2);
+-- refused: a waiting entry that names the node running it
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms, node)
+  VALUES (NULL, 'Bob', '', 'j1', 'data', '{}', 'waiting', 'a', 1, 1, 'a');
+-- refused: a verdict out of its form
+INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, next_seq, enqueued_ms, verdict, ended_ms)
+  VALUES (NULL, 'Bob', '', 'j1', 'data', '{}', 'ended', 'a', 1, 1, '', 2);
+-- refused: a second counts row
+INSERT INTO queue_counts(id, waiting, running) VALUES (2, 0, 0);
+-- refused: a count below zero
+UPDATE queue_counts SET waiting = waiting - 1;
