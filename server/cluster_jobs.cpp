@@ -30,6 +30,13 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
   e.action = spec.dump();
   e.origin_node = id_;
   e.key_row = job->key_row;
+  // With a free slot here it is admitted claimed by this node (when nothing waits before it).
+  const bool take = !fenced_ && free_slots() > 0;
+  if (take) {
+    e.claim_node = id_;
+    e.claim_epoch = epoch_;
+    ++claimed_live_;  // held until the answer says whether it was taken
+  }
   std::weak_ptr<RunningJob> weak = job;
   // A cancel before the entry is in the queue is passed on once it is (below).
   job->cancel = [] {};
@@ -41,9 +48,26 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
         tx.commit();
         return a;
       },
-      [this, weak, job_id = e.job_id, key_kind = job->kind](store::Stored<cluster::Admitted> got) {
+      [this, weak, job_id = e.job_id, key_kind = job->kind, take, epoch = epoch_, spec = e.action,
+       kind](store::Stored<cluster::Admitted> got) {
+        const bool taken_here = got.ok() && got.value->claimed;
+        if (take && !taken_here && epoch == epoch_) claimed_live_ = std::max(0, claimed_live_ - 1);
         auto j = weak.lock();
-        if (!j || j->finished) return;
+        if (taken_here && epoch != epoch_) return;  // the join that ended the old epoch ended it node_lost
+        if (!j || j->finished) {
+          // Its waiters went while it was admitted: it ends cancelled, as a withdrawn one does.
+          if (taken_here) {
+            count_cluster_claim();
+            cluster::Claimed c{got.value->entry, {}, 0, 0};
+            c.e.job_id = job_id;
+            c.e.kind = kind;
+            c.e.action = spec;
+            c.e.origin_node = id_;
+            run_claimed_job(c, epoch);
+            app_.jobs.cancel_all(job_id);
+          }
+          return;
+        }
         if (!got.ok()) {
           // The key stays running: if the entry did not reach the queue, a retry takes the key
           // over (it finds no entry); if it did (the commit's answer was lost), the job runs once
@@ -59,6 +83,19 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
           return app_.jobs.finish_error(j, "unavailable");
         }
         j->entry = a.entry;
+        if (a.claimed) {
+          count_cluster_claim();
+          log_event("cluster_claimed", {{"turn", ""}, {"job_id", job_id}, {"origin", id_}, {"entry", a.entry},
+                                        {"waited_ms", 0}});
+          cluster::Claimed c{a.entry, {}, 0, 0};
+          c.e.job_id = job_id;
+          c.e.kind = kind;
+          c.e.action = spec;
+          c.e.origin_node = id_;
+          run_claimed_job(c, epoch);
+          if (j->cancelled && j->cancel) j->cancel();  // its waiters went meanwhile
+          return;
+        }
         awaited_[a.entry] = {weak, job_id, key_kind};
         j->cancel = [this, job_id] { cancel_job(job_id, [](int) {}); };
         if (j->cancelled) j->cancel();

@@ -271,8 +271,12 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
                     store::now_unix());
       return Admitted{};
     }
+    const bool claimed = starts_now && !e.claim_node.empty();
     Stmt ins(db, "INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, "
-                 "next_seq, enqueued_ms) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?, ?, plotq_now_ms()) RETURNING id");
+                 "next_seq, enqueued_ms, node, epoch, started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                 "CASE WHEN ?9 = 1 THEN 'running' ELSE 'waiting' END, ?7, ?8, plotq_now_ms(), "
+                 "CASE WHEN ?9 = 1 THEN ?10 END, CASE WHEN ?9 = 1 THEN CAST(?11 AS BIGINT) END, CASE WHEN ?9 = 1 THEN plotq_now_ms() END) "
+                 "RETURNING id");
     if (e.turn_id.empty())
       ins.bind(1);
     else
@@ -284,6 +288,9 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
     ins.bind(6, e.action);
     ins.bind(7, e.origin_node);
     ins.bind(8, e.next_seq);
+    ins.bind(9, claimed ? 1 : 0);
+    ins.bind(10, e.claim_node);
+    ins.bind(11, e.claim_epoch);
     if (!ins.executeStep()) throw StoreError("postgresql", "enqueue returned no row");
     std::int64_t entry = ins.getColumn(0).getInt64();
     ins.reset();
@@ -294,8 +301,8 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
       own.bind(3, e.turn_id);
       own.send();
     }
-    Admitted a{Enqueued::queued, int(waiting) + 1, int(waiting) + 1, starts_now, entry};
-    return a;
+    return Admitted{Enqueued::queued, claimed ? 0 : int(waiting) + 1, claimed ? 0 : int(waiting) + 1, starts_now,
+                    entry, claimed};
   });
 }
 

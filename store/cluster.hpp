@@ -68,6 +68,10 @@ struct Entry {
   std::string origin_node;
   std::int64_t next_seq = 1;  // the seq of the turn's next event (the admitting node wrote those before)
   std::int64_t key_row = 0;   // a single job's idempotency row as its claim made it
+  // When set: if the entry starts now (nothing waits, a slot is free), it is admitted already
+  // claimed by this node and epoch (the node has a free slot: it runs where it was sent).
+  std::string claim_node;
+  std::int64_t claim_epoch = 0;
 };
 enum class Enqueued { queued, capacity, taken };
 struct Admitted {
@@ -75,6 +79,7 @@ struct Admitted {
   int position = 0, waiting = 0;  // when queued: its place (1 = next) and the waiting count with it
   bool starts_now = false;        // nothing waited before it and a slot was free somewhere
   std::int64_t entry = 0;         // when queued: its row
+  bool claimed = false;           // admitted claimed by Entry::claim_node (it runs there now)
 };
 // Inside the caller's transaction: admits the entry unless the queue is full (waiting entries >=
 // the live nodes' summed capacity, unless nothing waits and a slot is free), under the queue's
