@@ -272,11 +272,16 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
       return Admitted{};
     }
     const bool claimed = starts_now && !e.claim_node.empty();
-    Stmt ins(db, "INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, origin_node, "
-                 "next_seq, enqueued_ms, node, epoch, started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+    // One statement: the entry and (a turn's) the turn's row naming its writer. A turn needs no id
+    // back, so its statement is sent without waiting (pipelined to the COMMIT): the queue's lock
+    // is held for two round trips, the room and the COMMIT.
+    Stmt ins(db, "WITH ins AS (INSERT INTO queue_entries(turn_id, user_id, session_id, job_id, kind, action, state, "
+                 "origin_node, next_seq, enqueued_ms, node, epoch, started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                  "CASE WHEN ?9 = 1 THEN 'running' ELSE 'waiting' END, ?7, ?8, plotq_now_ms(), "
-                 "CASE WHEN ?9 = 1 THEN ?10 END, CASE WHEN ?9 = 1 THEN CAST(?11 AS BIGINT) END, CASE WHEN ?9 = 1 THEN plotq_now_ms() END) "
-                 "RETURNING id");
+                 "CASE WHEN ?9 = 1 THEN ?10 END, CASE WHEN ?9 = 1 THEN CAST(?11 AS BIGINT) END, "
+                 "CASE WHEN ?9 = 1 THEN plotq_now_ms() END) RETURNING id), "
+                 "own AS (UPDATE turns SET node = ?7, node_epoch = ?12 WHERE id = ?1) "
+                 "SELECT id FROM ins");
     if (e.turn_id.empty())
       ins.bind(1);
     else
@@ -291,15 +296,14 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
     ins.bind(9, claimed ? 1 : 0);
     ins.bind(10, e.claim_node);
     ins.bind(11, e.claim_epoch);
-    if (!ins.executeStep()) throw StoreError("postgresql", "enqueue returned no row");
-    std::int64_t entry = ins.getColumn(0).getInt64();
-    ins.reset();
-    if (!e.turn_id.empty()) {
-      Stmt own(db, "UPDATE turns SET node = ?, node_epoch = ? WHERE id = ?");
-      own.bind(1, e.origin_node);
-      own.bind(2, node_epoch);
-      own.bind(3, e.turn_id);
-      own.send();
+    ins.bind(12, node_epoch);
+    std::int64_t entry = 0;
+    if (e.turn_id.empty()) {
+      if (!ins.executeStep()) throw StoreError("postgresql", "enqueue returned no row");
+      entry = ins.getColumn(0).getInt64();
+      ins.reset();
+    } else {
+      ins.send();
     }
     return Admitted{Enqueued::queued, claimed ? 0 : int(waiting) + 1, claimed ? 0 : int(waiting) + 1, starts_now,
                     entry, claimed};

@@ -78,7 +78,7 @@ struct Admitted {
   Enqueued verdict = Enqueued::capacity;
   int position = 0, waiting = 0;  // when queued: its place (1 = next) and the waiting count with it
   bool starts_now = false;        // nothing waited before it and a slot was free somewhere
-  std::int64_t entry = 0;         // when queued: its row
+  std::int64_t entry = 0;         // a single job, when queued: its row
   bool claimed = false;           // admitted claimed by Entry::claim_node (it runs there now)
 };
 // Inside the caller's transaction: admits the entry unless the queue is full (waiting entries >=

@@ -48,8 +48,8 @@ def store_whole(db, fail):
 def nothing_stuck(db, fail, orphans=None):
     """orphans (a cluster): the job ids of /run-data and /render requests a killed node had in flight.
     A cluster node's restart does not forget its keys (its other nodes' keys run): a key a killed node
-    left running is taken over by a retry after PLOTQ_SANDBOX_MAX_TIMEOUT_S + 2 x the lease
-    (server/job_claim.cpp), so only those may still be running, and nothing else."""
+    claimed but had not enqueued stays running until a retry takes it over (cluster::take_over_key),
+    so only those may still be running, and nothing else."""
     n = db.execute("SELECT count(*) FROM turns WHERE status <> 'done'").fetchone()[0]
     if n:
         fail.append("%d turns still queued or running after the restart" % n)
@@ -63,9 +63,12 @@ def nothing_stuck(db, fail, orphans=None):
         if left:
             fail.append("%d idempotency claims running that no killed node had in flight, first %s"
                         % (len(left), left[0]))
-        n = db.execute("SELECT count(*) FROM queue_entries").fetchone()[0]
+        n = db.execute("SELECT count(*) FROM queue_entries WHERE state <> 'ended'").fetchone()[0]
         if n:
             fail.append("%d entries still in the cluster's queue with every turn ended" % n)
+        counts = db.execute("SELECT waiting, running FROM queue_counts").fetchone()
+        if tuple(counts) != (0, 0):
+            fail.append("queue_counts says %r with nothing waiting or running" % (tuple(counts),))
     # Every turn that ended, however it ended, has its done stored: a resume always ends.
     rows = db.execute("SELECT id, outcome FROM turns t WHERE status = 'done' AND NOT EXISTS "
                       "(SELECT 1 FROM turn_events e WHERE e.turn_id = t.id AND e.event = 'done')").fetchall()
@@ -250,7 +253,9 @@ def users_free(port, rec, sessions, fail, ports=None):
 def claims(log_paths):
     """turn id -> [(node, process start), ...]: every cluster_claimed line of every node's log file (a
     node's log keeps every process it ran, each after a "--- start" line), and the turns a node said
-    it was given twice (cluster_claim_twice)."""
+    it was given twice (cluster_claim_twice). A single job's claims are under "job JOB_ID" (a job id
+    is claimed again only by a retry after an end that kept no answer: each claim is of its own entry,
+    "entry N")."""
     out, twice = {}, []
     for node, path in log_paths.items():
         start = 0
@@ -266,7 +271,11 @@ def claims(log_paths):
                 except ValueError:
                     continue
                 if ev.get("event") == "cluster_claimed":
-                    out.setdefault(ev["turn"], []).append((node, start))
+                    if ev.get("turn"):
+                        out.setdefault(ev["turn"], []).append((node, start))
+                    else:
+                        out.setdefault("entry %s" % ev["entry"], []).append((node, start))
+                        out.setdefault("job %s" % ev["job_id"], []).append((node, start))
                 elif ev.get("event") == "cluster_claim_twice":
                     twice.append((node, start, ev.get("turn")))
     return out, twice
@@ -276,7 +285,7 @@ def claimed_once(log_paths, fail):
     """No turn's work was claimed twice, by one node or two (a claim moves an entry once)."""
     got, twice = claims(log_paths)
     for turn, who in sorted(got.items()):
-        if len(who) > 1:
+        if len(who) > 1 and not turn.startswith("job "):
             fail.append("turn %s claimed %d times: %s" % (turn, len(who), who))
     for node, start, turn in twice:
         fail.append("node %s (process %d) was given turn %s while it ran it (cluster_claim_twice)" % (node, start, turn))
@@ -344,16 +353,23 @@ def killed_work(db, killed, claimed, fail):
     return n
 
 
-def node_lost_only_where_killed(db, killed, fenced, fail):
+def node_lost_only_where_killed(db, killed, fenced, fail, claimed=None):
     """Nothing ended node_lost but what a killed node ran or held (a node that fenced itself, its
     lease lost without a kill, may end its own too: `fenced` names them), and every node_lost
-    ledger row is a job of such a turn."""
+    ledger row is a job of such a turn, or a single job (/run-data, /render) a killed or fenced
+    node claimed, which it claimed once (it never runs again)."""
     held = {turn for _, owned in killed for turn, (how, _) in owned.items() if how in ("running", "bare")}
     rows = db.execute("SELECT id, node FROM turns WHERE code = 'node_lost'").fetchall()
     for turn, node in rows:
         if turn not in held and node not in fenced:
             fail.append("turn %s (node %s) ended node_lost, yet no killed node held it" % (turn, node))
+    killed_nodes = {node for node, _ in killed} | set(fenced)
     for job, turn in db.execute("SELECT job_id, turn_id FROM runs WHERE reason = 'node_lost'").fetchall():
+        if turn is None and claimed is not None:
+            who = claimed.get("job %s" % job, [])
+            if not who or who[-1][0] not in killed_nodes:
+                fail.append("single job %s has a node_lost ledger row, yet no killed node claimed it: %r" % (job, who))
+            continue
         if turn not in {r[0] for r in rows}:
             fail.append("job %s has a node_lost ledger row, but its turn %s did not end node_lost" % (job, turn))
     return len(rows)

@@ -65,8 +65,8 @@ SETTINGS = {
 MODES = ("random", "in_job", "after_answers", "in_broadcast", "after_render", "chromium_up")
 
 # --cluster: the lease, heartbeat and rescue of tests/cluster (a lost node's work ends within
-# about 2.5 s). A /run-data or /render key a killed node left running is taken over by a retry
-# after PLOTQ_SANDBOX_MAX_TIMEOUT_S + 2 x the lease (server/job_claim.cpp): 15 s keeps that wait
+# about 2.5 s). A /run-data or /render a killed node ran keeps node_lost as its answer; a key it
+# claimed but never enqueued is taken over by a retry (cluster::take_over_key). 15 s bounds a job
 # within a round (on 2 busy cores a cold matplotlib render takes 6-10 s; one past 15 s is answered
 # timeout, which is an answer like any other here). One slot per node: three nodes' jobs share the
 # machine's cores, and turns wait in the cluster's queue (positions broadcast by every node).
@@ -172,12 +172,14 @@ def kill_moment(mode, port, pid, rng, rec, cluster=False):
 
 
 def wait_settled(db, timeout):
-    """Seconds until every turn has ended and the cluster's queue is empty; None if not within timeout.
-    (A turn whose client was cut when its node died may still run on another node.)"""
+    """Seconds until every turn has ended and the cluster's queue holds nothing waiting or running;
+    None if not within timeout. (A turn whose client was cut when its node died may still run on
+    another node. An ended single job's verdict whose node was killed stays until the rescue's
+    kVerdictKeepMs.)"""
     t0 = time.monotonic()
     while True:
         n = db.execute("SELECT (SELECT count(*) FROM turns WHERE status <> 'done') + "
-                       "(SELECT count(*) FROM queue_entries)").fetchone()[0]
+                       "(SELECT count(*) FROM queue_entries WHERE state <> 'ended')").fetchone()[0]
         if n == 0:
             return time.monotonic() - t0
         if time.monotonic() - t0 > timeout:
@@ -304,7 +306,7 @@ def run_cluster(args, rng, modes, target, drop_schema, env, work):
             kept_running -= taken_over
             claimed = checks.claimed_once(logs, fail)
             stats["checked"] += checks.killed_work(db, [(victim, owned)], claimed, fail)
-            stats["checked"] += checks.node_lost_only_where_killed(db, killed, fenced_nodes(logs), fail)
+            stats["checked"] += checks.node_lost_only_where_killed(db, killed, fenced_nodes(logs), fail, claimed)
             stats["checked"] += checks.turns_kept(db, rec, fail, None if len(rec.turns) <= 2000 else (
                 lambda ts: ts[-200:] + rng.sample(ts[:-200], 200)))
             stats["checked"] += checks.turns_replayed(any_port, rec, rnd, fail)
