@@ -199,12 +199,14 @@ runs::FileOutcome ServerBackend::call(Node*& node, const std::string& body, cons
       for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    if (r.status == 503 && detail == "runtime_unavailable") {
-      // Not a host failure: this server cannot draw this library (the same as in process).
+    if (r.status == 503 && (detail == "runtime_unavailable" || detail == "node_lost")) {
+      // Not a host failure: this server cannot draw this library (the same as in process); or, in
+      // a cluster, the node drawing it was lost mid-run: its job id never runs it again (a
+      // retry answers the same), so that is the file's outcome, recorded once.
       for (const auto& theme : themes) {
         store::SweepResult row;
         row.theme = theme;
-        runs::set_failure(row, "runtime_unavailable");
+        runs::set_failure(row, detail);
         out.themes.push_back(row);
       }
       return out;
