@@ -78,15 +78,18 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
         if (a.verdict == cluster::Enqueued::capacity) return app_.jobs.finish_error(j, "capacity");
         if (a.verdict == cluster::Enqueued::taken) {
           // A request on another node took the key over meanwhile (cluster::take_over_key) and
-          // runs the job: nothing of this node's was enqueued; a retry reads that run's answer.
+          // runs the job: nothing of this node's was enqueued; its waiters wait for that run's
+          // answer, read from the key alone.
           log_event("job_taken_over", {{"job_id", job_id}});
-          return app_.jobs.finish_error(j, "unavailable");
+          awaited_[-(++taken_seq_)] = {weak, job_id, key_kind};
+          j->cancel = [] {};
+          return;
         }
         j->entry = a.entry;
         if (a.claimed) {
           count_cluster_claim();
           log_event("cluster_claimed", {{"turn", ""}, {"job_id", job_id}, {"origin", id_}, {"entry", a.entry},
-                                        {"waited_ms", 0}});
+                                        {"started_ms", a.started_ms}, {"waited_ms", 0}});
           cluster::Claimed c{a.entry, {}, 0, 0};
           c.e.job_id = job_id;
           c.e.kind = kind;
@@ -149,25 +152,28 @@ void ClusterNode::jobs_round() {
   if (awaited_.empty()) return;
   if (awaiting_) return;
   std::vector<cluster::AwaitedJob> ask;
+  std::vector<std::int64_t> keys;  // awaited_'s key of each (an entry, or a key alone's own number)
   for (auto it = awaited_.begin(); it != awaited_.end();) {
     auto j = it->second.job.lock();
     if (!j || j->finished) {
       it = awaited_.erase(it);
       continue;
     }
-    ask.push_back({it->first, it->second.job_id, it->second.key_kind});
+    ask.push_back({std::max<std::int64_t>(it->first, 0), it->second.job_id, it->second.key_kind});
+    keys.push_back(it->first);
     ++it;
   }
   if (ask.empty()) return;
   awaiting_ = true;
   app_.store.run(
       "read jobs' ends", [ask](store::Db& db) { return cluster::job_outcomes(db, ask); },
-      [this](store::Stored<std::vector<cluster::JobOutcome>> got) {
+      [this, keys](store::Stored<std::vector<cluster::JobOutcome>> got) {
         awaiting_ = false;
         if (!got.ok()) return;
-        for (const auto& o : *got.value) {
+        for (std::size_t i = 0; i < got.value->size() && i < keys.size(); ++i) {
+          const cluster::JobOutcome& o = (*got.value)[i];
           if (o.state == cluster::JobOutcome::State::pending) continue;
-          auto it = awaited_.find(o.entry);
+          auto it = awaited_.find(keys[i]);
           if (it == awaited_.end()) continue;
           auto j = it->second.job.lock();
           awaited_.erase(it);

@@ -130,7 +130,8 @@ class ClusterNode {
     std::weak_ptr<RunningJob> job;
     std::string job_id, key_kind;
   };
-  std::unordered_map<std::int64_t, Awaited> awaited_;
+  std::unordered_map<std::int64_t, Awaited> awaited_;  // (negative: a key another request took over)
+  std::int64_t taken_seq_ = 0;
   boost::asio::steady_timer timer_;
   std::chrono::steady_clock::time_point next_standings_{}, next_rescue_{};
   std::shared_ptr<store::WriteFence> fence_;

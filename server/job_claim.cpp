@@ -66,13 +66,15 @@ void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& j
   // cluster, only one whose job is in no node's queue.
   bool local = app.jobs.find(job_id, kind) != nullptr;
   bool cluster = app.cluster != nullptr;
+  // A node enqueues a key's job within its lease of claiming the key, or is fenced.
+  auto lease = static_cast<store::UnixSeconds>(std::ceil(app.config.cluster.lease_s));
   std::string fp = store::idempotency::fingerprint(body.dump());
   app.store.run(
       "claim a job",
-      [job_id, kind, fp, local, cluster](store::Db& db) {
+      [job_id, kind, fp, local, cluster, lease](store::Db& db) {
         store::Claim c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
         if (c.state == store::ClaimState::running_same && !local &&
-            (!cluster || store::cluster::take_over_key(db, job_id, kind))) {
+            (!cluster || store::cluster::take_over_key(db, job_id, kind, store::now_unix() - lease))) {
           if (!cluster) store::idempotency::forget(db, job_id, kind);
           c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
         }

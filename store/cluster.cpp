@@ -45,7 +45,7 @@ void book(Db& db, const Ended& e, UnixSeconds now) {
     // row committed, then its turn's end and its entry's delete did not reach the store (the
     // server went away, the node was cut off). One job, one row: that one stays. The node cannot
     // book it after this: its lease is gone, and a fenced write still in flight holds the node's
-    // row, which the rescue (FOR UPDATE SKIP LOCKED) and the join wait for.
+    // lock (plotq_fence), which the rescue (a try) and the join wait for.
     Stmt seen(db, "SELECT 1 FROM runs WHERE job_id = ? LIMIT 1");
     seen.bind(1, e.job_id);
     if (seen.executeStep()) return;
@@ -159,6 +159,10 @@ std::pair<Lease, std::vector<Ended>> join(Db& db, const std::string& node, int s
   detail::require_id("node id", node);
   return guarded("join the cluster", [&] {
     Tx tx(db, "node:" + node);
+    // Waits for a rescue of this node and for any write still fenced by an old epoch of it.
+    Stmt wait(db, "SELECT pg_advisory_xact_lock(plotq_node_lock(?))");
+    wait.bind(1, node);
+    wait.send();
     Stmt q(db,
            "INSERT INTO nodes(id, epoch, state, slots, capacity, address, joined_ms, heartbeat_ms, lease_until_ms) "
            "VALUES (?1, 1, 'live', ?2, ?3, ?4, plotq_now_ms(), plotq_now_ms(), plotq_now_ms() + ?5) "
@@ -279,9 +283,9 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
                  "origin_node, next_seq, enqueued_ms, node, epoch, started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                  "CASE WHEN ?9 = 1 THEN 'running' ELSE 'waiting' END, ?7, ?8, plotq_now_ms(), "
                  "CASE WHEN ?9 = 1 THEN ?10 END, CASE WHEN ?9 = 1 THEN CAST(?11 AS BIGINT) END, "
-                 "CASE WHEN ?9 = 1 THEN plotq_now_ms() END) RETURNING id), "
+                 "CASE WHEN ?9 = 1 THEN plotq_now_ms() END) RETURNING id, coalesce(started_ms, 0) AS started_ms), "
                  "own AS (UPDATE turns SET node = ?7, node_epoch = ?12 WHERE id = ?1) "
-                 "SELECT id FROM ins");
+                 "SELECT id, started_ms FROM ins");
     if (e.turn_id.empty())
       ins.bind(1);
     else
@@ -297,16 +301,17 @@ Admitted enqueue(Db& db, const Entry& e, std::int64_t node_epoch) {
     ins.bind(10, e.claim_node);
     ins.bind(11, e.claim_epoch);
     ins.bind(12, node_epoch);
-    std::int64_t entry = 0;
+    std::int64_t entry = 0, started_ms = 0;
     if (e.turn_id.empty()) {
       if (!ins.executeStep()) throw StoreError("postgresql", "enqueue returned no row");
       entry = ins.getColumn(0).getInt64();
+      started_ms = ins.getColumn(1).getInt64();
       ins.reset();
     } else {
       ins.send();
     }
     return Admitted{Enqueued::queued, claimed ? 0 : int(waiting) + 1, claimed ? 0 : int(waiting) + 1, starts_now,
-                    entry, claimed};
+                    entry, claimed, started_ms};
   });
 }
 
@@ -449,19 +454,23 @@ std::vector<Ended> rescue(Db& db, std::int64_t max_wait_ms, UnixSeconds now) {
     Stmt lead(db, "SELECT pg_try_advisory_xact_lock(hashtextextended('plotq:rescue', 0))");
     if (!lead.executeStep() || lead.getColumn(0).getInt64() != 1) return std::vector<Ended>{};
     lead.reset();
-    // FOR UPDATE waits for nothing (SKIP LOCKED): a node whose fenced write still holds its row
-    // is rescued at the next round, after that write.
-    Stmt dead(db, "SELECT id, epoch FROM nodes WHERE state = 'live' AND lease_until_ms <= plotq_now_ms() "
-                  "FOR UPDATE SKIP LOCKED");
+    // A node whose fenced write is still in flight holds its lock (plotq_fence, shared): the try
+    // fails and it is rescued at the next round, after that write.
+    Stmt dead(db, "SELECT id, epoch FROM nodes WHERE state = 'live' AND lease_until_ms <= plotq_now_ms()");
     std::vector<std::pair<std::string, std::int64_t>> lost;
     while (dead.executeStep()) lost.emplace_back(dead.getColumn(0).getString(), dead.getColumn(1).getInt64());
     dead.reset();
     std::vector<Ended> ended;
     for (const auto& [node, epoch] : lost) {
-      Stmt mark(db, "UPDATE nodes SET state = 'lost' WHERE id = ? AND epoch = ?");
+      Stmt mine(db, "SELECT pg_try_advisory_xact_lock(plotq_node_lock(?))");
+      mine.bind(1, node);
+      if (!mine.executeStep() || !mine.getColumn(0).getInt64()) continue;
+      mine.reset();
+      Stmt mark(db, "UPDATE nodes SET state = 'lost' WHERE id = ? AND epoch = ? AND state = 'live' "
+                    "AND lease_until_ms <= plotq_now_ms()");
       mark.bind(1, node);
       mark.bind(2, epoch);
-      mark.exec();
+      if (mark.exec() != 1) continue;
       auto more = lost_work(db, node, epoch + 1);
       ended.insert(ended.end(), more.begin(), more.end());
     }
@@ -537,7 +546,7 @@ std::vector<JobOutcome> job_outcomes(Db& db, const std::vector<AwaitedJob>& jobs
       // An ended entry is read once: the delete hands back its verdict.
       Stmt q(db, "SELECT state, verdict FROM queue_entries WHERE id = ?");
       q.bind(1, j.entry);
-      if (q.executeStep()) {
+      if (j.entry > 0 && q.executeStep()) {
         if (q.getColumn(0).getString() != "ended") {
           out.push_back(o);
           continue;
@@ -556,8 +565,9 @@ std::vector<JobOutcome> job_outcomes(Db& db, const std::vector<AwaitedJob>& jobs
       k.bind(1, j.job_id);
       k.bind(2, j.key_kind);
       if (!k.executeStep()) {
+        // (a key alone: the run that took it over kept nothing, a retry runs it)
         o.state = JobOutcome::State::verdict;
-        o.text = "internal";
+        o.text = j.entry > 0 ? "internal" : "unavailable";
       } else if (k.getColumn(0).getString() == "done") {
         o.state = JobOutcome::State::answer;
         o.text = k.getColumn(1).getString();
@@ -568,13 +578,15 @@ std::vector<JobOutcome> job_outcomes(Db& db, const std::vector<AwaitedJob>& jobs
   });
 }
 
-bool take_over_key(Db& db, const std::string& job_id, const std::string& kind) {
+bool take_over_key(Db& db, const std::string& job_id, const std::string& kind, UnixSeconds claimed_by) {
   require_pg(db, "take over a key");
   return guarded("take over an orphan key", [&] {
     Tx tx(db, "idempotency:" + job_id + "/" + kind);
-    Stmt key(db, "SELECT 1 FROM idempotency WHERE job_id = ? AND kind = ? AND state = 'running' FOR UPDATE");
+    Stmt key(db, "SELECT 1 FROM idempotency WHERE job_id = ? AND kind = ? AND state = 'running' AND created_at <= ? "
+                 "FOR UPDATE");
     key.bind(1, job_id);
     key.bind(2, kind);
+    key.bind(3, iso_utc(claimed_by));
     if (!key.executeStep()) return false;
     key.reset();
     Stmt live(db, "SELECT 1 FROM queue_entries WHERE job_id = ? AND turn_id IS NULL AND state IN ('waiting', 'running')");

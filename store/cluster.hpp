@@ -80,6 +80,7 @@ struct Admitted {
   bool starts_now = false;        // nothing waited before it and a slot was free somewhere
   std::int64_t entry = 0;         // a single job, when queued: its row
   bool claimed = false;           // admitted claimed by Entry::claim_node (it runs there now)
+  std::int64_t started_ms = 0;    // when claimed: its start (database clock)
 };
 // Inside the caller's transaction: admits the entry unless the queue is full (waiting entries >=
 // the live nodes' summed capacity, unless nothing waits and a slot is free), under the queue's
@@ -160,7 +161,7 @@ void finish_entry(Db& db, const std::string& turn_id, const std::string& node, s
 void end_job(Db& db, std::int64_t entry, const std::string& node, std::int64_t epoch, const std::string& verdict);
 
 struct AwaitedJob {
-  std::int64_t entry = 0;
+  std::int64_t entry = 0;  // 0: no entry of this node's (its key was taken over): the key alone
   std::string job_id, key_kind;
 };
 struct JobOutcome {
@@ -175,11 +176,11 @@ struct JobOutcome {
 std::vector<JobOutcome> job_outcomes(Db& db, const std::vector<AwaitedJob>& jobs);
 
 // A request that finds a single job's key running: takes the key over (deletes it; the caller
-// claims it again) only when no entry of the job waits or runs: the key's node has not enqueued
-// it (it went away in between, or is about to: its enqueue then finds its key gone, `taken`, and
-// waits for this request's run), so its code never ran. Under the key's row lock, so an enqueue
-// in flight is either seen here or refused there.
-bool take_over_key(Db& db, const std::string& job_id, const std::string& kind);
+// claims it again) only when no entry of the job waits or runs and the key was claimed at or
+// before `claimed_by` (a node enqueues within its lease of claiming, or is fenced): the key's node
+// went away between the two, so its code never ran. Under the key's row lock, so an enqueue still
+// in flight is either seen here or refused there (`taken`: it then waits for this run's answer).
+bool take_over_key(Db& db, const std::string& job_id, const std::string& kind, UnixSeconds claimed_by);
 
 // POST /render/{job_id}/cancel on any node: the job id's waiting entries end cancelled (key
 // forgotten, a refused ledger row), its running ones are marked for their node. How many.

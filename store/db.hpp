@@ -65,7 +65,7 @@ struct Options {
   std::shared_ptr<WriteFence> fence;
   // Set by a cluster node (not a setting): PostgreSQL ends a session idle inside a transaction
   // this long, ms (0: six statement timeouts). A node cut off mid-transaction (a partition, a
-  // SIGSTOP) holds its row FOR KEY SHARE through its fence until then, and the rescue of its work
+  // SIGSTOP) holds its node's lock (plotq_fence) until then, and the rescue of its work
   // waits for that: the lease bounds it, as the rescue's promise needs.
   int idle_in_transaction_ms = 0;
   // PLOTQ_DB_PROBE_MS: plotqd on PostgreSQL asks the store how it is this often (/healthz, /readyz
