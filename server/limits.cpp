@@ -1,5 +1,7 @@
 #include "server/limits.hpp"
 
+#include "server/sentences.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "store/admission.hpp"
@@ -144,21 +146,6 @@ Admission admit_message(store::Db& db, const TurnConfig& c, store::NewTurn turn,
   });
 }
 
-std::string refusal_text(const std::string& code) {
-  if (code == "rate_limited") return "Too many messages this minute. Wait a moment and send it again.";
-  if (code == "daily_limit") return "You reached today's message limit. It resets at midnight UTC.";
-  if (code == "session_closed")
-    return "This session is closed after repeated off-topic requests. Reload the page to start a new one.";
-  if (code == "locked_out") return "Your account is locked for a while after repeated misuse.";
-  if (code == "out_of_scope") return "plotq only makes datasets and plots; that request is outside what it does.";
-  if (code == "needs_data") return "This needs data first: paste a table in the data panel or send a data snippet.";
-  if (code == "data_runs_exhausted") return "You used today's data runs. They reset at midnight UTC.";
-  if (code == "pipeline_runs_exhausted") return "You used today's plot renders. They reset at midnight UTC.";
-  if (code == "turn_run_limit") return "A turn may start only a few runs; send a new message for the next one.";
-  if (code == "no_number_column")
-    return "The table has no number or date column, so there is nothing to plot. Add one and try again.";
-  if (code == "invalid_code") return "The code was not run.";
-  return "The request was refused.";
-}
+std::string refusal_text(const std::string& code) { return std::string(sentence(code)); }
 
 }  // namespace plotq::server

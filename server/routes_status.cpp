@@ -1,10 +1,11 @@
 // GET /v1/status: the render slot and its queue, for the page's "render slot" line. No user names:
-// only counts and the holder's age.
+// only counts and the holder's age. GET /v1/sentences: what the page says for each code.
 #include <cmath>
 
 #include "queue/render_queue.hpp"
 #include "server/app.hpp"
 #include "server/cluster_node.hpp"
+#include "server/sentences.hpp"
 
 namespace plotq::server {
 namespace {
@@ -28,6 +29,11 @@ void register_status_routes(App& app) {
     // rescue round, PLOTQ_CLUSTER_RESCUE_S).
     if (app.cluster) body["cluster"] = app.cluster->status_json();
     res->send_json(200, std::move(body));
+  });
+  // The sentence a person reads for each code (server/sentences.cpp): the page's only copy.
+  app.router.get("/v1/sentences", [&app](Request req, std::shared_ptr<Responder> res) {
+    if (!check_caller(app.callers, req, *res)) return;
+    res->send_json(200, sentences_json());
   });
 }
 

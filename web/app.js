@@ -9,32 +9,15 @@ const STEP_LABELS = {
   ready: "ready", queued: "queued", validating: "checking", running: "running",
   rendering: "rendering", done: "done",
 };
-const PROBLEM_TEXT = {
-  capacity: "The render queue is full or the wait ran out. Please try again in a minute.",
-  deadline: "The run took longer than a turn may take.",
-  cancelled: "Cancelled.",
-  run_failed: "The code ran but failed.",
-  unsupported: "This kind of request is not supported yet.",
-  internal: "Something went wrong on the server.",
-  abandoned: "The server restarted while this ran. Please send it again.",
-  node_lost: "The server running this stopped. It was not run again: please send it again.",
-  rate_limited: "Too many messages this minute. Wait a moment.",
-  daily_limit: "You reached today's message limit.",
-  session_closed: "This session is closed. Reload the page to start a new one.",
-  locked_out: "Your account is locked for a while.",
-  run_active: "Another turn of yours is still running.",
-  too_long: "That message is too long (at most 2,000 characters).",
-  unavailable: "The sandbox cannot run code right now. Please try again later.",
-  out_of_scope: "That is outside what this assistant does.",
-  needs_data: "There is no data yet: paste a table or run a data snippet first.",
-  data_runs_exhausted: "You used today's data runs.",
-  pipeline_runs_exhausted: "You used today's plot runs.",
-  turn_run_limit: "This message started as many runs as one message may.",
-  no_number_column: "The data has no number column to plot.",
-  invalid_code: "The snippet was not run.",
-  invalid_job: "The request was not understood.",
-  session_not_found: "This session is gone. Start a new one.",
-};
+// What a person reads for each code: the server's one table (GET /v1/sentences,
+// server/sentences.cpp), read once at load; until it arrives (or if it cannot), the code itself.
+let SENTENCES = {};
+async function loadSentences() {
+  try {
+    const r = await api("GET", "/v1/sentences");
+    if (r.ok && r.data && typeof r.data === "object") SENTENCES = r.data;
+  } catch (_) { /* the codes stand in */ }
+}
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -72,21 +55,9 @@ async function newSession() {
 }
 
 function note(text) { $("form-note").textContent = text || ""; }
-function problemText(code) { return PROBLEM_TEXT[code] || (code ? "Refused: " + code : "Request failed."); }
+function problemText(code) { return SENTENCES[code] || (code ? "Refused: " + code : "Request failed."); }
 
 // ---- pasting a table -----------------------------------------------------------------------
-const PASTE_TEXT = {
-  code: "That looks like code, not a table: send it as a data snippet instead.",
-  formula: "That looks like a formula, not a table: send a data snippet that computes it instead.",
-  encoding: "The text is not valid UTF-8.",
-  control_chars: "The text has control characters.",
-  empty: "Nothing to add: the paste is empty.",
-  unparseable: "No table could be read from it (commas or tabs, first row = column names).",
-  too_many_columns: "Too many columns.",
-  too_many_rows: "Too many rows.",
-  cell_too_long: "A cell is too long.",
-  too_long: "The paste is too large (at most 200 KiB).",
-};
 
 async function paste(ev) {
   ev.preventDefault();
@@ -94,7 +65,7 @@ async function paste(ev) {
   const r = await api("POST", `/v1/sessions/${state.session}/datasets`, { text: $("paste").value });
   if (!r.ok) {
     const code = r.data && r.data.detail;
-    $("paste-note").textContent = PASTE_TEXT[code] || problemText(code);
+    $("paste-note").textContent = problemText(code);
     return;
   }
   $("paste-note").textContent = `Added version ${r.data.version}: ${r.data.rows} rows × ${r.data.cols} columns.`;
@@ -388,6 +359,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("paste-form").addEventListener("submit", paste);
   $("cancel").addEventListener("click", cancel);
   for (const r of document.querySelectorAll("input[name=mode]")) r.addEventListener("change", modeChanged);
+  loadSentences();
   pollStatus();
   setInterval(pollStatus, 2000);
 });

@@ -147,6 +147,14 @@ TEST_CASE("the status page and its files are served with a strict Content-Securi
   CHECK(js.header("content-security-policy") == csp);
   CHECK(js.body.find("textContent") != std::string::npos);
   CHECK(s.get("/static/style.css", {}).status == 200);
+  // The page's sentences come from the server's one table.
+  auto words = s.get("/v1/sentences", {});
+  REQUIRE(words.status == 200);
+  auto table = nlohmann::json::parse(words.body);
+  REQUIRE(table.is_object());
+  CHECK(table.size() > 40);
+  for (const char* code : {"capacity", "node_lost", "rate_limited", "too_many_rows", "session_not_found"})
+    CHECK(table.at(code).get<std::string>().size() > 10);
   // Only the fixed names: nothing else under web/ or beyond it.
   CHECK(s.get("/static/README.md", {}).status == 404);
   CHECK(s.get("/static/../server/main.cpp", {}).status == 404);
