@@ -148,15 +148,23 @@ TEST_CASE("cancel stops a running render and the waiter gets 499 cancelled") {
   const std::string spin = "while True:\n    pass\n";
   HttpResponse r;
   std::thread t([&] { r = s.post(req("spin", "matplotlib", {"light"}, spin)); });
-  auto granted = s.d.wait_log("sandbox_job", 0s);  // nothing yet
-  (void)granted;
-  std::this_thread::sleep_for(1500ms);
+  // Running: the render holds the slot (GET /status counts it in flight from the grant on).
+  const bool running = wait_in_flight(s.d.port(), 1);
+  if (!running) {
+    http_request(s.d.port(), "POST", "/render/spin/cancel");
+    t.join();
+  }
+  REQUIRE(running);
   auto c = http_request(s.d.port(), "POST", "/render/spin/cancel");
   REQUIRE(c.status == 200);
   CHECK(c.json()["cancelled"] == 1);
   t.join();
   CHECK(r.status == 499);
   CHECK(r.json() == json{{"detail", "cancelled"}});
+  // The sandbox job itself was stopped (the spin never ends by itself).
+  auto job = s.d.wait_log("sandbox_job", 10s, [](const json& e) { return e.value("label", "") == "render spin light"; });
+  REQUIRE(job);
+  CHECK((*job)["reason"] == "cancelled");
   auto none = http_request(s.d.port(), "POST", "/render/spin/cancel");
   CHECK(none.json()["cancelled"] == 0);
 }

@@ -253,6 +253,17 @@ std::optional<int> Plotqd::wait_exit(Ms timeout) {
   }
 }
 
+bool poll_until(const std::function<bool()>& cond, Ms timeout, Ms pace) {
+  for (auto deadline = Clock::now() + timeout;; std::this_thread::sleep_for(pace)) {
+    if (cond()) return true;
+    if (Clock::now() >= deadline) return false;
+  }
+}
+
+bool wait_in_flight(std::uint16_t port, int n, Ms timeout) {
+  return poll_until([&] { return http_request(port, "GET", "/status").json().value("in_flight", -1) == n; }, timeout);
+}
+
 // ---- HTTP ----
 
 std::optional<std::string> HttpResponse::header(std::string_view name) const {
