@@ -255,6 +255,8 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
       return pump();
     }
     ++job.attempts;
+    // The job is the renderer's from here on (a cancel now finds it drawing).
+    log_event("figure_sent", {{"id", job.id}, {"pid", proc->pid}, {"attempt", job.attempts}});
     inflight = std::move(job);
     // The renderer answers "timeout" itself at the deadline; the group dies at deadline + grace.
     job_timer.expires_at(inflight->deadline + std::chrono::duration_cast<Clock::duration>(
