@@ -26,9 +26,7 @@ bool contains(const std::vector<std::string>& lines, std::string_view needle) {
 int run_to_exit(Env env, std::vector<std::string> args, std::vector<std::string>* out, std::vector<std::string>* err) {
   Plotqd d(kBinary, std::move(env), std::move(args), false);
   auto code = d.wait_exit(15s);
-  REQUIRE(code);
-  // Let the reader thread collect the last lines.
-  std::this_thread::sleep_for(Ms(50));
+  REQUIRE(code);  // wait_exit also waited for the pipes' end: every line is read
   if (out) *out = d.stdout_lines();
   if (err) *err = d.stderr_lines();
   return *code;
