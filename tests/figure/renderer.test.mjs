@@ -166,6 +166,11 @@ describe('request lines', () => {
       assert.equal(code(() => parseRequest(bad)), 'request_invalid', bad);
     }
   });
+  test('progress is optional and a boolean', () => {
+    assert.equal(parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "progress": true}').job.progress, true);
+    assert.equal(parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "progress": false}').job.progress, undefined);
+    assert.equal(code(() => parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "progress": 1}')), 'request_invalid');
+  });
 });
 
 describe('drawing in Chromium', () => {
@@ -562,7 +567,8 @@ test('renderer.mjs speaks the line protocol and cleans up its private dir on EOF
   const bad = await next();
   assert.deepEqual([bad.id, bad.ok, bad.code], [null, false, 'request_invalid']);
   const out = path.join(tmp, 'proto.png');
-  child.stdin.write(`${JSON.stringify({ id: 'j1', figure: path.join(FIXTURES, 'scatter-dark.json'), out, timeout_ms: 30000 })}\n`);
+  child.stdin.write(`${JSON.stringify({ id: 'j1', figure: path.join(FIXTURES, 'scatter-dark.json'), out, timeout_ms: 30000, progress: true })}\n`);
+  assert.deepEqual(await next(), { id: 'j1', drawing: true });   // asked for: the page began the draw
   const ans = await next();
   assert.equal(ans.id, 'j1');
   assert.equal(ans.ok, true);

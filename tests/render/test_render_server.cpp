@@ -54,19 +54,19 @@ TEST_CASE("POST /render/{job_id}/cancel stops a plotly figure while Chromium dra
   REQUIRE(warm.status == 200);
   REQUIRE(warm.json()["outputs"]["light"]["width"] == 3200);  // a 3200x1800 PNG (reason null: ok)
 
-  const std::size_t sent_before = d.log_events("figure_sent").size();  // the warm figure's
+  const std::size_t drawn_before = d.log_events("figure_drawing").size();  // the warm figure's
   HttpResponse r;
   std::thread t([&] { r = http_request(d.port(), "POST", "/render", req("heavy", kHeavy).dump(), {}, 300s); });
-  // The plot step is over (its sandbox job logged) and the figure went to the renderer
-  // (figure_sent): from then on a cancel finds it drawing. Parsing and drawing 300,000 markers
-  // take the renderer seconds, so the cancel sent at once lands inside that work.
+  // The plot step is over (its sandbox job logged) and Chromium's page began to draw the figure
+  // (figure_drawing: the renderer says so); cancel mid-draw.
   auto step = d.wait_log("sandbox_job", 120s, [](const json& e) { return e.value("label", "") == "render heavy light"; });
-  std::size_t sent_seen = 0;
-  auto sent = step ? d.wait_log("figure_sent", 60s, [&](const json&) { return ++sent_seen > sent_before; }) : std::nullopt;
-  if (!sent) t.join();
+  std::size_t drawing_seen = 0;
+  auto drawing = step ? d.wait_log("figure_drawing", 60s, [&](const json&) { return ++drawing_seen > drawn_before; })
+                      : std::nullopt;
+  if (!drawing) t.join();
   REQUIRE(step);
   CHECK((*step)["reason"] == "ok");
-  REQUIRE(sent);
+  REQUIRE(drawing);
   auto c = http_request(d.port(), "POST", "/render/heavy/cancel");
   CHECK(c.status == 200);
   CHECK(c.json()["cancelled"] == 1);
@@ -76,7 +76,7 @@ TEST_CASE("POST /render/{job_id}/cancel stops a plotly figure while Chromium dra
   auto cancel = d.wait_log("figure_cancel", 10s);
   REQUIRE(cancel);
   CHECK((*cancel)["state"] == "drawing");
-  CHECK((*cancel)["id"] == (*sent)["id"]);
+  CHECK((*cancel)["id"] == (*drawing)["id"]);
   auto done = d.wait_log("figure_cancel_done", 10s);
   REQUIRE(done);
   CHECK((*done)["acknowledged"] == true);
