@@ -15,6 +15,7 @@ namespace {
 const std::string& kLine = kLinePlot;
 
 struct Server : DevPlotqd {
+  using DevPlotqd::DevPlotqd;
   HttpResponse post(const json& body, Ms timeout = 120s) {
     return http_request(d.port(), "POST", "/render", body.dump(), {}, timeout);
   }
@@ -144,12 +145,13 @@ TEST_CASE("the render wire model is closed") {
 }
 
 TEST_CASE("cancel stops a running render and the waiter gets 499 cancelled") {
-  Server s;
-  const std::string spin = "while True:\n    pass\n";
+  TempDir runs;
+  Server s({{"PLOTQ_RUNS_DIR", runs.path()}});
+  const std::string spin = "open('spinning', 'w').close()\nwhile True:\n    pass\n";
   HttpResponse r;
   std::thread t([&] { r = s.post(req("spin", "matplotlib", {"light"}, spin)); });
-  // Running: the render holds the slot (GET /status counts it in flight from the grant on).
-  const bool running = wait_in_flight(s.d.port(), 1);
+  // Running: the job's own code wrote its marker in its work dir.
+  const bool running = wait_job_file(runs.path(), "spinning");
   if (!running) {
     http_request(s.d.port(), "POST", "/render/spin/cancel");
     t.join();

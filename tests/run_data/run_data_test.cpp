@@ -284,13 +284,14 @@ TEST_CASE("a snippet that runs too long is stopped at its timeout") {
 }
 
 TEST_CASE("a client that goes away cancels its job (the last waiter leaves)") {
-  Server s;
+  TempDir runs;
+  Server s({{"PLOTQ_RUNS_DIR", runs.path()}});
   {
     Connection c(s.d.port());
     std::string body = req("gone", kForever, 25).dump();
     REQUIRE(c.send(format_request("POST", "/run-data", body, {}, false)));
-    REQUIRE(wait_in_flight(s.d.port(), 1));           // running: its run holds the slot
-    REQUIRE(s.d.log_events("data_run").empty());       // and has not ended
+    REQUIRE(wait_job_file(runs.path()));          // running: its sandbox attempt has its work dir
+    REQUIRE(s.d.log_events("data_run").empty());  // and has not ended
   }  // connection closed
   auto done = s.d.wait_log("data_run", 15s, [](const json& e) { return e.value("job_id", "") == "gone"; });
   REQUIRE(done);

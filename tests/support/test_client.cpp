@@ -260,6 +260,19 @@ bool poll_until(const std::function<bool()>& cond, Ms timeout, Ms pace) {
   }
 }
 
+bool wait_job_file(const std::string& runs_dir, const std::string& name, Ms timeout) {
+  return poll_until(
+      [&] {
+        std::error_code ec;
+        for (std::filesystem::directory_iterator it(runs_dir, ec), end; !ec && it != end; it.increment(ec))
+          if (it->path().filename().string().rfind("job-", 0) == 0 &&
+              (name.empty() || std::filesystem::exists(it->path() / name, ec)))
+            return true;
+        return false;
+      },
+      timeout);
+}
+
 bool wait_in_flight(std::uint16_t port, int n, Ms timeout) {
   return poll_until([&] { return http_request(port, "GET", "/status").json().value("in_flight", -1) == n; }, timeout);
 }
