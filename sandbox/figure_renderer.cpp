@@ -123,6 +123,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
   std::uint64_t start_count = 0;
   std::uint64_t cancels_in_flight = 0;
   std::uint64_t cancels_acknowledged = 0;
+  std::uint64_t draws_begun = 0;
   bool stopping = false;
 
   std::string script() const {
@@ -249,6 +250,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
       } else if (!job.library.empty()) {
         req["library"] = job.library;
       }
+      if (!job.snippet) req["progress"] = true;  // {"id", "drawing"} when its page begins the draw
       line = req.dump() + "\n";
     } catch (const json::exception&) {
       complete(job, failure("request_invalid", "a path is not valid UTF-8"));
@@ -333,6 +335,14 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
                  {"netns", cfg.figure_netns},
                  {"pidns", cfg.figure_pidns}});
       return pump();
+    }
+    if (msg.contains("drawing")) {
+      // Not an answer: the page began to draw the job in flight.
+      if (p == proc && inflight && msg.value("id", json()) == inflight->id) {
+        ++draws_begun;
+        log_event("figure_drawing", {{"id", inflight->id}, {"pid", p->pid}});
+      }
+      return;
     }
     if (p != proc || !inflight || !msg.contains("id") || msg["id"] != inflight->id) {
       // An answer for a job the host already gave up on (killed for its timeout): ignore it.
@@ -605,6 +615,7 @@ std::uint64_t FigureRenderer::figure_max_bytes() const { return impl_->cfg.figur
 std::uint64_t FigureRenderer::starts() const { return impl_->start_count; }
 std::uint64_t FigureRenderer::cancels_in_flight() const { return impl_->cancels_in_flight; }
 std::uint64_t FigureRenderer::cancels_acknowledged() const { return impl_->cancels_acknowledged; }
+std::uint64_t FigureRenderer::draws_begun() const { return impl_->draws_begun; }
 pid_t FigureRenderer::renderer_pid() const { return impl_->proc ? impl_->proc->pid : 0; }
 bool FigureRenderer::ready() const { return impl_->proc && impl_->proc->ready; }
 

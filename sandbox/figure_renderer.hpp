@@ -161,6 +161,8 @@ class FigureRenderer {
   // closed) rather than being killed.
   std::uint64_t cancels_in_flight() const;
   std::uint64_t cancels_acknowledged() const;
+  // Figures whose page began the draw (the renderer's {"id", "drawing"} line; log figure_drawing).
+  std::uint64_t draws_begun() const;
 
   struct Impl;
 

@@ -102,7 +102,8 @@ async function main() {
       id = req.id;
       if (cancelled.delete(id)) throw new FigureError('cancelled', 'the job was cancelled');
       current = id;
-      const r = await fb.render(req.job).finally(() => { current = null; });
+      const hooks = req.job.progress ? { drawing: () => send({ id, drawing: true }) } : {};
+      const r = await fb.render(req.job, hooks).finally(() => { current = null; });
       send({ id, ok: true, ...r, ms: ms() });
     } catch (e) {
       if (e instanceof FigureError) {

@@ -101,11 +101,21 @@ def zygotes(d):
     return [p for p in procs.tree(d.pid) if p["part"] == "zygote"]
 
 
+def job_forked(d, timeout=30):
+    """Waits until the data zygote has forked the busy job (a process below it); whether it has."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if [p for p in zygotes(d) if p["depth"] >= 3]:
+            return True
+        time.sleep(0.05)  # a poll's pace
+    return False
+
+
 def kill_job(d, fail, job_id, quick_data):
     """A sandbox job: a warm job is a fork of the zygote (a process below it)."""
     call = Call(d.port, "/run-data", {"job_id": job_id("busy"), "source": BUSY, "timeout_s": 25})
     call.start()
-    time.sleep(1.5)
+    job_forked(d)
     victim = busiest(lambda: [p for p in zygotes(d) if p["depth"] >= 3])
     if victim is None:
         fail.append("job: no running job process found under the zygote")
@@ -122,7 +132,9 @@ def kill_zygote(d, fail, job_id, quick_data):
     """The zygote itself while its job runs: the job goes with it, a new zygote comes."""
     call = Call(d.port, "/run-data", {"job_id": job_id("busy"), "source": BUSY, "timeout_s": 25})
     call.start()
-    time.sleep(1.5)
+    if not job_forked(d):
+        fail.append("zygote: its job was never forked")
+        return
     top = [p for p in zygotes(d) if p["depth"] == 2]
     if not top:
         fail.append("zygote: no data zygote found")

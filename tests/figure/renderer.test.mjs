@@ -166,6 +166,11 @@ describe('request lines', () => {
       assert.equal(code(() => parseRequest(bad)), 'request_invalid', bad);
     }
   });
+  test('progress is optional and a boolean', () => {
+    assert.equal(parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "progress": true}').job.progress, true);
+    assert.equal(parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "progress": false}').job.progress, undefined);
+    assert.equal(code(() => parseRequest('{"id": 1, "figure": "/a.json", "out": "/a.png", "progress": 1}')), 'request_invalid');
+  });
 });
 
 describe('drawing in Chromium', () => {
@@ -253,7 +258,7 @@ describe('drawing in Chromium', () => {
     assert.ok(!seen.injected.policy.includes('unsafe-eval'));
     for (const d of ['script-src-attr', 'script-src-elem', 'img-src']) assert.ok(seen.injected.csp.includes(d), `${d} violation recorded`);
     assert.equal(seen.fetched, 'refused');
-    await new Promise((res) => setTimeout(res, 200));
+    await new Promise((res) => setTimeout(res, 200));   // kept: a late connection's window (absence is checked over time)
     assert.equal(lis.connections, 0);
   });
 
@@ -285,7 +290,7 @@ describe('drawing in Chromium', () => {
     }));
     const r = await draw(fig, path.join(tmp, 'images.png'));
     assert.ok(r.csp_violations >= 2, `csp violations ${r.csp_violations}`);
-    await new Promise((res) => setTimeout(res, 200));
+    await new Promise((res) => setTimeout(res, 200));   // kept: a late connection's window (absence is checked over time)
     assert.equal(lis.connections, 0);
   });
 
@@ -299,7 +304,7 @@ describe('drawing in Chromium', () => {
   test('a job over its timeout answers timeout, writes nothing, and the next job draws', async () => {
     const out = path.join(tmp, 'late.png');
     await assert.rejects(draw(path.join(FIXTURES, 'subplot-light.json'), out, {}, 5), (e) => e.code === 'timeout');
-    await new Promise((res) => setTimeout(res, 300));
+    await new Promise((res) => setTimeout(res, 300));   // kept: a late write's window (absence is checked over time)
     assert.equal(fs.existsSync(out), false);
     const r = await draw(path.join(FIXTURES, 'subplot-light.json'), path.join(tmp, 'after-timeout.png'));
     assert.equal(r.width, 3200);
@@ -339,7 +344,7 @@ describe('drawing in Chromium', () => {
     let seen;
     const r = await draw(fig, path.join(tmp, 'bokeh-hostile.png'), {
       inspect: async (page) => {
-        await new Promise((res) => setTimeout(res, 300));
+        await new Promise((res) => setTimeout(res, 300));   // kept: a handler's window to run, had one been let through
         seen = await page.evaluate(() => ({ pwned: window.__pwned, title: document.title }));
       },
     });
@@ -347,7 +352,7 @@ describe('drawing in Chromium', () => {
     assert.equal(seen.pwned, undefined, 'no CustomJS and no handler ran');
     assert.equal(seen.title, 'plotq figure');
     assert.ok(r.csp_violations >= 2, `the policy refused eval and the inline handler (${r.csp_violations})`);
-    await new Promise((res) => setTimeout(res, 200));
+    await new Promise((res) => setTimeout(res, 200));   // kept: a late connection's window (absence is checked over time)
     assert.equal(lis.connections, 0, 'the listener was never reached');
   });
 
@@ -369,7 +374,7 @@ describe('drawing in Chromium', () => {
     assert.ok(r.csp >= 1, `the page's policy refused the tiles (${r.csp})`);
     const d = await draw(file('bokeh-tiles.json', text), path.join(tmp, 'bokeh-tiles.png'));
     assert.deepEqual([d.width, d.height], [3200, 1800]);
-    await new Promise((res) => setTimeout(res, 200));
+    await new Promise((res) => setTimeout(res, 200));   // kept: a late connection's window (absence is checked over time)
     assert.equal(lis.connections, 0, 'no tile request reached the listener');
   });
 
@@ -562,7 +567,8 @@ test('renderer.mjs speaks the line protocol and cleans up its private dir on EOF
   const bad = await next();
   assert.deepEqual([bad.id, bad.ok, bad.code], [null, false, 'request_invalid']);
   const out = path.join(tmp, 'proto.png');
-  child.stdin.write(`${JSON.stringify({ id: 'j1', figure: path.join(FIXTURES, 'scatter-dark.json'), out, timeout_ms: 30000 })}\n`);
+  child.stdin.write(`${JSON.stringify({ id: 'j1', figure: path.join(FIXTURES, 'scatter-dark.json'), out, timeout_ms: 30000, progress: true })}\n`);
+  assert.deepEqual(await next(), { id: 'j1', drawing: true });   // asked for: the page began the draw
   const ans = await next();
   assert.equal(ans.id, 'j1');
   assert.equal(ans.ok, true);

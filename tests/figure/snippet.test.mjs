@@ -200,37 +200,63 @@ describe('drawing snippets', () => {
     const b = rendererCpu();
     return [...b].filter(([pid]) => a.has(pid)).map(([pid, t]) => [pid, (t - a.get(pid)) * TICK_MS]).sort((x, y) => y[1] - x[1]);
   };
+  // The browser's own DevTools trace (devtools.timeline): every event a renderer records for a
+  // frame carries that frame's id and the renderer's pid. start() before the job, then pidsOf(frame)
+  // once it is over: the processes the browser reports ran that frame.
+  const frameTrace = async () => {
+    const cdp = await fb.browser.newBrowserCDPSession();
+    const events = [];
+    cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+    const complete = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+    await cdp.send('Tracing.start', { traceConfig: { includedCategories: ['devtools.timeline'], excludedCategories: ['*'] }, transferMode: 'ReportEvents' });
+    return {
+      pidsOf: async (frame) => {
+        await cdp.send('Tracing.end');
+        await complete;
+        await cdp.detach();
+        const of = (a) => a && (a.frame || (a.data && a.data.frame) || (a.beginData && a.beginData.frame));
+        return [...new Set(events.filter((e) => of(e.args) === frame).map((e) => e.pid))];
+      },
+    };
+  };
 
   test('an endless loop answers timeout within its budget, its renderer process is gone, the next job draws', async () => {
+    // The job's page, as the browser knows it: its target id (the id of its main frame).
+    const take = fb.contexts.take;
+    let frame = null;
+    fb.contexts.take = async (...a) => {
+      fb.contexts.take = take;   // this job's only
+      const locked = await take.apply(fb.contexts, a);
+      frame = locked.cdp.send('Target.getTargetInfo').then((i) => i.targetInfo.targetId);
+      return locked;
+    };
+    const trace = await frameTrace();
     const t0 = performance.now();
     const before = rendererCpu();
     let answered = false;
     const job = render(fb, 'chartjs', 'while (true) {}\n', { timeoutMs: 4000 });
     job.then(() => { answered = true; }, () => { answered = true; });
-    // The CPU each renderer used from the job's start until last seen before the answer. The looping
-    // page's renderer burns CPU all through the budget, so it used the most by far. Any other
-    // renderer started meanwhile (Chromium keeps a spare one for the next page) only starts up: on a
-    // loaded host that can be a busy window or two, never seconds.
+    // The CPU each renderer used from the job's start until last seen before the answer.
     const used = new Map();
     while (!answered) {
       for (const [pid, t] of rendererCpu()) used.set(pid, (t - (before.get(pid) ?? 0)) * TICK_MS);
       await settle(200);
     }
-    // The renderers that were busy during the job: the looping one, and on a loaded host perhaps a
-    // spare starting up beside it (both can show a similar share of a crowded core). The looping
-    // one is the busy one that goes away: a loop never ends by itself, its process going is the
-    // context's close killing it (which on a loaded host can take longer than a quiet one's second);
-    // a spare stays for the next page.
-    const busy = [...used].filter(([, ms]) => ms >= 400).map(([pid]) => pid);
-    assert.ok(busy.length > 0, `the looping page's renderer burns CPU through the budget: ${JSON.stringify([...used])}`);
     const r = await job;
     const ms = performance.now() - t0;
     assert.equal(r.code, 'timeout');
     assert.ok(ms >= 3900 && ms < 4600, `answered after ${Math.round(ms)} ms`);
-    for (let waited = 0; busy.every((pid) => rendererCpu().has(pid)) && waited < 15000; waited += 250) await settle(250);
-    const looping = busy.find((pid) => !rendererCpu().has(pid));
-    const left = looping === undefined ? execFileSync('ps', ['-o', 'pid=,stat=,etime=,time=', '-p', busy.join(',')]).toString() : '';
-    assert.equal(left, '', `the looping renderer was killed with its context (busy: ${JSON.stringify([...used])})`);
+    // The looping page's renderer: the one process the browser's trace reports for its frame.
+    assert.ok(frame, 'the job took a context');
+    const pids = await trace.pidsOf(await frame);
+    assert.equal(pids.length, 1, `one renderer process ran the job's page: ${JSON.stringify(pids)}`);
+    const [looping] = pids;
+    assert.ok(used.has(looping), `the page's process ${looping} was a renderer of this browser during the job: ${JSON.stringify([...used])}`);
+    assert.ok(used.get(looping) >= 400, `the looping page's renderer burns CPU through the budget: ${JSON.stringify([...used])}`);
+    // Killed with its context (which on a loaded host can take longer than a quiet one's second).
+    for (let waited = 0; rendererCpu().has(looping) && waited < 15000; waited += 250) await settle(250);
+    const left = rendererCpu().has(looping) ? execFileSync('ps', ['-o', 'pid=,stat=,etime=,time=', '-p', String(looping)]).toString() : '';
+    assert.equal(left, '', `the looping renderer was killed with its context (used: ${JSON.stringify([...used])})`);
     // The next spare context is being made meanwhile (its renderer starting up spends about half a
     // second of CPU on a loaded host): measured once it is ready, so only a burning page counts.
     if (fb.contexts.spare) await fb.contexts.spare.catch(() => {});

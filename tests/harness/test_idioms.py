@@ -128,19 +128,25 @@ class Idioms(unittest.TestCase):
         cleanup([r.work for r in list(cls.warm.values()) + list(cls.cold.values())]
                 + [cls.control[2], cls.capture_control[2]])
 
+    def assert_rendered(self, run):
+        self.assertEqual(run.exit_code, 0, run.stderr[-2000:])
+        self.assertEqual(png_size(os.path.join(run.work, "plot-light.png")), (3200, 1800))
+
     def renders(self, name):
-        for run in (self.warm[name], self.cold[name]):
-            self.assertEqual(run.exit_code, 0, run.stderr[-2000:])
-            self.assertEqual(png_size(os.path.join(run.work, "plot-light.png")), (3200, 1800))
-            yield run
+        """The warm and the cold run of `name`, each checked to have drawn its PNG."""
+        runs = (self.warm[name], self.cold[name])
+        for run in runs:
+            self.assert_rendered(run)
+        return runs
 
     def test_file_is_absolute_and_names_the_work_dir(self):
         for run in self.renders("file_rfind"):
             self.assertIn("ABS True True", run.stdout)
 
     def test_mkdir_of_the_work_dir_itself(self):
-        for _ in self.renders("parent_mkdir"):
-            pass
+        # The plot makes its own work dir (exist_ok) and saves into it: allowed, and it draws.
+        for run in (self.warm["parent_mkdir"], self.cold["parent_mkdir"]):
+            self.assert_rendered(run)
 
     def test_query_reads_the_plots_own_frame(self):
         for run in self.renders("query"):

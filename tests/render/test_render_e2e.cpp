@@ -569,12 +569,14 @@ TEST_CASE("FigureRenderer cancel closes the page of a figure being drawn and the
   const auto in_flight = w.figures->cancels_in_flight();
   const auto acknowledged = w.figures->cancels_acknowledged();
 
-  // The heavy figure, cancelled 0.5 s into its draw (it has 60 s): answered `cancelled` at once.
+  // The heavy figure, cancelled once its page began the draw (it has 60 s): answered `cancelled`
+  // at once.
   sb::FigureResult heavy_result;
   bool heavy_done = false;
   const fs::path heavy_png = dir.path / "heavy.png";
+  const auto drawn = w.figures->draws_begun();
   std::uint64_t id = draw(heavy, heavy_png, 60, &heavy_result, &heavy_done);
-  drive_until([] { return false; }, 0.5);
+  REQUIRE(drive_until([&] { return heavy_done || w.figures->draws_begun() > drawn; }, 60));
   REQUIRE_FALSE(heavy_done);  // still drawing
   auto t0 = Clock::now();
   w.figures->cancel(id);
@@ -622,25 +624,10 @@ TEST_CASE("a render cancelled while Chromium draws its figure stops the draw", "
   bool done = false;
   runs::RenderResult result;
   auto req = w.request("cancel-draw", "plotly", kHeavyPlotly, {"light", "dark"}, 90);
+  const auto drawn = w.figures->draws_begun();
   runs::RenderHandle handle = w.start(req, &result, &done);
-  // The draw has begun once the plot step is over and its JSON sits in the Renderer's private dir.
-  auto drawing = [&] {
-    if (w.launcher->running() > 0) return false;
-    std::error_code ec;
-    for (const auto& dir : fs::directory_iterator(w.tmp.path, ec))
-      for (const auto& f : fs::directory_iterator(dir.path(), ec))
-        if (f.path().extension() == ".json") return true;
-    return false;
-  };
-  auto until = Clock::now() + std::chrono::seconds(120);
-  while (!done && !drawing() && Clock::now() < until) {
-    if (w.io.stopped()) w.io.restart();
-    w.io.run_one_for(std::chrono::milliseconds(5));
-  }
-  REQUIRE_FALSE(done);
-  REQUIRE(drawing());
-  // Let the JSON reach the renderer, then cancel mid-draw.
-  for (auto t = Clock::now() + std::chrono::milliseconds(800); Clock::now() < t;) w.io.run_one_for(std::chrono::milliseconds(10));
+  // The draw has begun once the renderer says so (its page began the light theme's figure).
+  REQUIRE(w.drive_until([&] { return done || w.figures->draws_begun() > drawn; }, 120));
   REQUIRE_FALSE(done);
   auto t0 = Clock::now();
   handle.cancel();

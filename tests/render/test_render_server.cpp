@@ -54,14 +54,19 @@ TEST_CASE("POST /render/{job_id}/cancel stops a plotly figure while Chromium dra
   REQUIRE(warm.status == 200);
   REQUIRE(warm.json()["outputs"]["light"]["width"] == 3200);  // a 3200x1800 PNG (reason null: ok)
 
+  const std::size_t drawn_before = d.log_events("figure_drawing").size();  // the warm figure's
   HttpResponse r;
   std::thread t([&] { r = http_request(d.port(), "POST", "/render", req("heavy", kHeavy).dump(), {}, 300s); });
-  // The plot step is over (its sandbox job logged) and the JSON goes to Chromium; cancel mid-draw.
+  // The plot step is over (its sandbox job logged) and Chromium's page began to draw the figure
+  // (figure_drawing: the renderer says so); cancel mid-draw.
   auto step = d.wait_log("sandbox_job", 120s, [](const json& e) { return e.value("label", "") == "render heavy light"; });
-  if (!step) t.join();
+  std::size_t drawing_seen = 0;
+  auto drawing = step ? d.wait_log("figure_drawing", 60s, [&](const json&) { return ++drawing_seen > drawn_before; })
+                      : std::nullopt;
+  if (!drawing) t.join();
   REQUIRE(step);
   CHECK((*step)["reason"] == "ok");
-  std::this_thread::sleep_for(1000ms);
+  REQUIRE(drawing);
   auto c = http_request(d.port(), "POST", "/render/heavy/cancel");
   CHECK(c.status == 200);
   CHECK(c.json()["cancelled"] == 1);
@@ -71,6 +76,7 @@ TEST_CASE("POST /render/{job_id}/cancel stops a plotly figure while Chromium dra
   auto cancel = d.wait_log("figure_cancel", 10s);
   REQUIRE(cancel);
   CHECK((*cancel)["state"] == "drawing");
+  CHECK((*cancel)["id"] == (*drawing)["id"]);
   auto done = d.wait_log("figure_cancel_done", 10s);
   REQUIRE(done);
   CHECK((*done)["acknowledged"] == true);

@@ -15,6 +15,7 @@ namespace {
 const std::string& kLine = kLinePlot;
 
 struct Server : DevPlotqd {
+  using DevPlotqd::DevPlotqd;
   HttpResponse post(const json& body, Ms timeout = 120s) {
     return http_request(d.port(), "POST", "/render", body.dump(), {}, timeout);
   }
@@ -144,19 +145,28 @@ TEST_CASE("the render wire model is closed") {
 }
 
 TEST_CASE("cancel stops a running render and the waiter gets 499 cancelled") {
-  Server s;
-  const std::string spin = "while True:\n    pass\n";
+  TempDir runs;
+  Server s({{"PLOTQ_RUNS_DIR", runs.path()}});
+  const std::string spin = "open('spinning', 'w').close()\nwhile True:\n    pass\n";
   HttpResponse r;
   std::thread t([&] { r = s.post(req("spin", "matplotlib", {"light"}, spin)); });
-  auto granted = s.d.wait_log("sandbox_job", 0s);  // nothing yet
-  (void)granted;
-  std::this_thread::sleep_for(1500ms);
+  // Running: the job's own code wrote its marker in its work dir.
+  const bool running = wait_job_file(runs.path(), "spinning");
+  if (!running) {
+    http_request(s.d.port(), "POST", "/render/spin/cancel");
+    t.join();
+  }
+  REQUIRE(running);
   auto c = http_request(s.d.port(), "POST", "/render/spin/cancel");
   REQUIRE(c.status == 200);
   CHECK(c.json()["cancelled"] == 1);
   t.join();
   CHECK(r.status == 499);
   CHECK(r.json() == json{{"detail", "cancelled"}});
+  // The sandbox job itself was stopped (the spin never ends by itself).
+  auto job = s.d.wait_log("sandbox_job", 10s, [](const json& e) { return e.value("label", "") == "render spin light"; });
+  REQUIRE(job);
+  CHECK((*job)["reason"] == "cancelled");
   auto none = http_request(s.d.port(), "POST", "/render/spin/cancel");
   CHECK(none.json()["cancelled"] == 0);
 }

@@ -228,10 +228,11 @@ TEST_CASE("a retry while the job runs joins it: one run - the same answer to bot
       "import pandas as pd\ntotal = 0\nfor i in range(30000000):\n    total += 1\ndf = pd.DataFrame({'t': [1, 2, 3]})\n";
   HttpResponse a, b;
   std::thread t1([&] { a = s.post(req("joined", slow)); });
-  std::this_thread::sleep_for(300ms);
+  const bool running = wait_in_flight(s.d.port(), 1);  // the first request's run holds the slot
   std::thread t2([&] { b = s.post(req("joined", slow)); });
   t1.join();
   t2.join();
+  REQUIRE(running);
   REQUIRE(a.status == 200);
   REQUIRE(b.status == 200);
   CHECK(a.json() == b.json());
@@ -283,13 +284,14 @@ TEST_CASE("a snippet that runs too long is stopped at its timeout") {
 }
 
 TEST_CASE("a client that goes away cancels its job (the last waiter leaves)") {
-  Server s;
+  TempDir runs;
+  Server s({{"PLOTQ_RUNS_DIR", runs.path()}});
   {
     Connection c(s.d.port());
     std::string body = req("gone", kForever, 25).dump();
     REQUIRE(c.send(format_request("POST", "/run-data", body, {}, false)));
-    REQUIRE(s.d.wait_log("data_run", 1s) == std::nullopt);  // still running
-    std::this_thread::sleep_for(1500ms);
+    REQUIRE(wait_job_file(runs.path()));          // running: its sandbox attempt has its work dir
+    REQUIRE(s.d.log_events("data_run").empty());  // and has not ended
   }  // connection closed
   auto done = s.d.wait_log("data_run", 15s, [](const json& e) { return e.value("job_id", "") == "gone"; });
   REQUIRE(done);

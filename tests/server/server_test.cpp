@@ -7,96 +7,12 @@
 #include <mutex>
 #include <thread>
 
-#include "common/log.hpp"
-#include "server/router.hpp"
-#include "server/server.hpp"
-#include "tests/support/test_client.hpp"
+#include "tests/server/test_server.hpp"
 
 using namespace plotq::server;
 using namespace plotq::test;
+using namespace plotq::server::test_server;
 namespace asio = boost::asio;
-
-namespace {
-
-struct TestServer {
-  asio::io_context ioc{1};
-  Router router;
-  std::unique_ptr<Server> server;
-  std::thread thread;
-  std::uint16_t port = 0;
-
-  void start(HttpConfig cfg = {}) {
-    cfg.listen = "127.0.0.1:0";
-    cfg.log_requests = false;
-    server = std::make_unique<Server>(ioc, cfg, router);
-    std::string a = server->listen();
-    port = static_cast<std::uint16_t>(std::stoi(a.substr(a.rfind(':') + 1)));
-    thread = std::thread([this] { ioc.run(); });
-  }
-  // Starts the server's shutdown on the loop; done fires when every connection is gone.
-  bool shut = false;
-  std::future<void> shutdown(Ms grace) {
-    shut = true;
-    auto p = std::make_shared<std::promise<void>>();
-    auto f = p->get_future();
-    asio::post(ioc, [this, grace, p] { server->shutdown(grace, [p] { p->set_value(); }); });
-    return f;
-  }
-  template <class F>
-  void on_loop(F f) {
-    asio::post(ioc, std::move(f));
-  }
-  ~TestServer() {
-    if (thread.joinable()) {
-      if (!shut) shutdown(Ms(0)).wait_for(5s);
-      ioc.stop();
-      thread.join();
-    }
-    server.reset();
-  }
-};
-
-// Collects what handlers see on the loop for the test thread (Catch2 is not thread-safe).
-template <class T>
-struct Box {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<T> value;
-  void set(T v) {
-    std::lock_guard l(mu);
-    value = std::move(v);
-    cv.notify_all();
-  }
-  std::optional<T> wait(Ms timeout = 5s) {
-    std::unique_lock l(mu);
-    cv.wait_for(l, timeout, [&] { return value.has_value(); });
-    return value;
-  }
-};
-
-Handler echo_json(int status = 200) {
-  return [status](Request req, std::shared_ptr<Responder> res) {
-    nlohmann::json params = nlohmann::json::object(), query = nlohmann::json::array();
-    for (auto& [k, v] : req.params) params[k] = v;
-    for (auto& [k, v] : req.query) query.push_back({k, v});
-    res->send_json(status, {{"method", req.method},
-                            {"path", req.path},
-                            {"route", req.route},
-                            {"params", params},
-                            {"query", query},
-                            {"body", req.body},
-                            {"loopback", req.peer.loopback},
-                            {"peer", req.peer.address},
-                            {"agent", std::string(req.header("x-agent").value_or(""))}});
-  };
-}
-
-struct Silence {
-  Silence() { plotq::set_log_enabled(getenv("PLOTQ_TEST_LOG") != nullptr); }
-  ~Silence() { plotq::set_log_enabled(true); }
-};
-
-}  // namespace
 
 TEST_CASE("http: a handler sees method / path / params / query / headers / body / peer", "[http]") {
   Silence quiet;
@@ -351,24 +267,18 @@ TEST_CASE("http: a handler that drops its Responder unanswered gives 500 interna
   CHECK(r.status == 500);
 }
 
-TEST_CASE("http: answers from another thread / a second answer ignored / send_error vocabulary", "[http]") {
+TEST_CASE("http: an answer from another thread is sent - a second answer is ignored", "[http]") {
   Silence quiet;
   TestServer t;
   t.router.get("/thread", [](Request, std::shared_ptr<Responder> res) {
     std::thread([res] {
+      // Scenario, not a wait: the answer comes after the handler has returned on the loop.
       std::this_thread::sleep_for(Ms(10));
       res->send_json(202, {{"from", "worker"}});
       res->send_json(200, {{"from", "second"}});
     }).detach();
   });
-  t.router.get("/err", [](Request req, std::shared_ptr<Responder> res) {
-    std::string code(req.query_value("code").value_or(""));
-    if (req.query_value("status")) res->send_error(std::stoi(std::string(*req.query_value("status"))), code);
-    else res->send_error(code);
-  });
-  t.router.get("/page", [](Request, std::shared_ptr<Responder> res) {
-    res->send_body(200, "text/html; charset=utf-8", "<p>hi</p>", {{"Cache-Control", "max-age=60"}, {"X-Bad\r\n", "v"}});
-  });
+  t.router.get("/ok", [](Request, std::shared_ptr<Responder> res) { res->send_json(200, {{"from", "next"}}); });
   t.start();
   Connection c(t.port);
   c.send(format_request("GET", "/thread"));
@@ -377,232 +287,46 @@ TEST_CASE("http: answers from another thread / a second answer ignored / send_er
   CHECK(r->status == 202);
   CHECK(r->json()["from"] == "worker");
   // The connection is still usable: the second answer did not leak into it.
-  c.send(format_request("GET", "/err?code=run_active"));
+  c.send(format_request("GET", "/ok"));
   r = c.read_response();
   REQUIRE(r);
-  CHECK(r->status == 409);
-  CHECK(r->json()["detail"] == "run_active");
+  CHECK(r->status == 200);
+  CHECK(r->json()["from"] == "next");
+}
 
-  auto e = http_request(t.port, "GET", "/err?code=not_a_code");
+TEST_CASE("http: send_error answers the vocabulary's status - an unknown code is 500 internal", "[http]") {
+  Silence quiet;
+  TestServer t;
+  t.router.get("/err", [](Request req, std::shared_ptr<Responder> res) {
+    std::string code(req.query_value("code").value_or(""));
+    if (req.query_value("status")) res->send_error(std::stoi(std::string(*req.query_value("status"))), code);
+    else res->send_error(code);
+  });
+  t.start();
+  auto e = http_request(t.port, "GET", "/err?code=run_active");
+  CHECK(e.status == 409);
+  CHECK(e.json()["detail"] == "run_active");
+  e = http_request(t.port, "GET", "/err?code=not_a_code");
   CHECK(e.status == 500);
   CHECK(e.json()["detail"] == "internal");
   e = http_request(t.port, "GET", "/err?code=capacity&status=418");  // status mismatch: the table wins
   CHECK(e.status == 503);
   CHECK(e.json()["detail"] == "capacity");
+}
 
+TEST_CASE("http: send_body sends its type and headers - never a header name that is not a token", "[http]") {
+  Silence quiet;
+  TestServer t;
+  t.router.get("/page", [](Request, std::shared_ptr<Responder> res) {
+    res->send_body(200, "text/html; charset=utf-8", "<p>hi</p>", {{"Cache-Control", "max-age=60"}, {"X-Bad\r\n", "v"}});
+  });
+  t.start();
   auto p = http_request(t.port, "GET", "/page");
   CHECK(p.status == 200);
   CHECK(p.header("Content-Type") == "text/html; charset=utf-8");
   CHECK(p.header("Cache-Control") == "max-age=60");
   CHECK_FALSE(p.header("X-Bad"));
   CHECK(p.body == "<p>hi</p>");
-}
-
-TEST_CASE("sse: a stream has the SSE headers / frames in order / and ends on close()", "[sse]") {
-  Silence quiet;
-  TestServer t;
-  Box<CloseReason> reason;
-  Box<std::vector<bool>> results;  // what the handler saw (asserted on the test thread)
-  t.router.get("/events", [&](Request, std::shared_ptr<Responder> res) {
-    res->on_close([&](CloseReason r) { reason.set(r); });
-    StreamOptions o;
-    o.retry_ms = 3000;
-    o.headers = {{"X-Stream", "yes"}};
-    std::vector<bool> r;
-    r.push_back(res->start_stream(o));
-    r.push_back(res->write_json_event("ready", {{"v", "plotq/1"}}, "1"));
-    r.push_back(res->write_event("message", "two\nlines", "2"));
-    r.push_back(res->write_event("bad\nname", "x"));  // refused
-    r.push_back(res->write_raw(": note\n\n"));
-    r.push_back(res->write_event("done", "{}", "3"));
-    res->close();
-    r.push_back(res->write_event("late", "x"));  // refused: nothing after close()
-    r.push_back(res->answered());
-    results.set(r);
-  });
-  t.start();
-  SseStream s(t.port, "GET", "/events");
-  CHECK(s.head().status == 200);
-  CHECK(s.head().header("Content-Type") == "text/event-stream");
-  CHECK(s.head().header("Cache-Control") == "no-store");
-  CHECK(s.head().header("X-Accel-Buffering") == "no");
-  CHECK(s.head().header("Connection") == "close");
-  CHECK(s.head().header("X-Stream") == "yes");
-  CHECK_FALSE(s.head().header("Content-Length"));
-  auto f = s.next();
-  REQUIRE(f);
-  CHECK(f->retry == 3000);
-  f = s.next();
-  REQUIRE(f);
-  CHECK(f->event == "ready");
-  CHECK(f->id == "1");
-  CHECK(nlohmann::json::parse(f->data) == nlohmann::json{{"v", "plotq/1"}});
-  f = s.next();
-  REQUIRE(f);
-  CHECK(f->data == "two\nlines");
-  f = s.next();
-  REQUIRE(f);
-  CHECK(f->comments == std::vector<std::string>{"note"});
-  f = s.next();
-  REQUIRE(f);
-  CHECK(f->event == "done");
-  CHECK_FALSE(s.next(5s));
-  CHECK(s.ended());
-  CHECK(reason.wait() == CloseReason::done);
-  CHECK(results.wait() == std::vector<bool>{true, true, true, false, true, true, false, true});
-}
-
-TEST_CASE("sse: events written from another thread arrive complete and in order", "[sse]") {
-  Silence quiet;
-  TestServer t;
-  t.router.get("/events", [](Request, std::shared_ptr<Responder> res) {
-    res->start_stream();
-    std::thread([res] {
-      for (int i = 0; i < 200; ++i) res->write_event("n", std::to_string(i), std::to_string(i));
-      res->close();
-    }).detach();
-  });
-  t.start();
-  SseStream s(t.port, "GET", "/events");
-  for (int i = 0; i < 200; ++i) {
-    auto f = s.next_event();
-    REQUIRE(f);
-    CHECK(f->data == std::to_string(i));
-  }
-  CHECK_FALSE(s.next(5s));
-  CHECK(s.ended());
-}
-
-TEST_CASE("sse: a reader that stops reading is cut off at the buffer cap", "[sse]") {
-  Silence quiet;
-  TestServer t;
-  Box<CloseReason> reason;
-  std::shared_ptr<Responder> held;
-  Box<bool> started;
-  t.router.get("/flood", [&](Request, std::shared_ptr<Responder> res) {
-    res->on_close([&](CloseReason r) { reason.set(r); });
-    res->start_stream();
-    held = res;
-    started.set(true);
-  });
-  HttpConfig cfg;
-  cfg.stream_buffer_bytes = 64 * 1024;
-  t.start(cfg);
-  Connection c(t.port);
-  c.send(format_request("GET", "/flood"));
-  REQUIRE(started.wait());
-  // The client reads nothing: first the kernel's socket buffers fill, then the stream's queue.
-  std::string chunk = ": " + std::string(16 * 1024, 'x') + "\n\n";
-  std::size_t max_pending = 0, written = 0;
-  bool refused = false;
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!held->write_raw(chunk)) {
-      refused = true;
-      break;
-    }
-    written += chunk.size();
-    max_pending = std::max(max_pending, held->pending_bytes());
-    std::this_thread::sleep_for(Ms(1));
-  }
-  INFO("written " << written << " bytes");
-  CHECK(refused);
-  CHECK(reason.wait() == CloseReason::overflow);
-  CHECK(max_pending <= cfg.stream_buffer_bytes);
-  CHECK_FALSE(held->is_open());
-  CHECK(written > cfg.stream_buffer_bytes);  // the kernel took some, then the cap was hit
-  // The client finds the stream closed after what had been sent.
-  CHECK(c.wait_closed(10s));
-  held.reset();
-}
-
-TEST_CASE("sse: the hook reports a client that goes away", "[sse]") {
-  Silence quiet;
-  TestServer t;
-  Box<CloseReason> stream_reason, request_reason;
-  std::shared_ptr<Responder> pending;
-  Box<bool> got_request;
-  std::shared_ptr<Responder> stream;
-  t.router.get("/events", [&](Request, std::shared_ptr<Responder> res) {
-    res->on_close([&](CloseReason r) { stream_reason.set(r); });
-    res->start_stream();
-    res->write_event("ready", "{}");
-    stream = res;  // held: the stream stays open until the client leaves
-  });
-  t.router.post("/slow", [&](Request, std::shared_ptr<Responder> res) {
-    res->on_close([&](CloseReason r) { request_reason.set(r); });
-    pending = res;  // answered never: the client leaves first
-    got_request.set(true);
-  });
-  t.start();
-  {
-    SseStream s(t.port, "GET", "/events");
-    REQUIRE(s.next_event());
-  }  // the client closes its socket
-  CHECK(stream_reason.wait() == CloseReason::client_gone);
-  {
-    Connection c(t.port);
-    c.send(format_request("POST", "/slow", "x"));
-    REQUIRE(got_request.wait());
-  }
-  CHECK(request_reason.wait() == CloseReason::client_gone);
-  // Afterwards: the responder says closed, a late answer is ignored, and a hook registered now is
-  // called at once with the reason.
-  Box<bool> open_after;
-  Box<CloseReason> late_hook;
-  t.on_loop([&] {
-    open_after.set(pending->is_open());
-    pending->send_json(200, {{"late", true}});
-    pending->on_close([&](CloseReason r) { late_hook.set(r); });
-    pending.reset();
-  });
-  CHECK(open_after.wait() == false);
-  CHECK(late_hook.wait() == CloseReason::client_gone);
-  CHECK(http_request(t.port, "GET", "/nope").status == 404);  // the server carries on
-}
-
-TEST_CASE("sse: dropping the last Responder ends the stream after what was queued", "[sse]") {
-  Silence quiet;
-  TestServer t;
-  Box<CloseReason> reason;
-  t.router.get("/events", [&](Request, std::shared_ptr<Responder> res) {
-    res->on_close([&](CloseReason r) { reason.set(r); });
-    res->start_stream();
-    for (int i = 0; i < 50; ++i) res->write_event("n", std::string(1000, 'a' + i % 26));
-  });  // res dropped here
-  t.start();
-  SseStream s(t.port, "GET", "/events");
-  int n = 0;
-  while (auto f = s.next_event(5s)) {
-    CHECK(f->data == std::string(1000, 'a' + n % 26));
-    ++n;
-  }
-  CHECK(n == 50);
-  CHECK(s.ended());
-  CHECK(reason.wait() == CloseReason::done);
-}
-
-TEST_CASE("sse: idle streams get pings", "[sse]") {
-  Silence quiet;
-  TestServer t;
-  std::shared_ptr<Responder> held;
-  t.router.get("/events", [&](Request, std::shared_ptr<Responder> res) {
-    res->start_stream();
-    held = res;
-  });
-  HttpConfig cfg;
-  cfg.stream_ping = Ms(50);
-  t.start(cfg);
-  SseStream s(t.port, "GET", "/events");
-  for (int i = 0; i < 3; ++i) {
-    auto f = s.next(5s);
-    REQUIRE(f);
-    CHECK(f->comments == std::vector<std::string>{"ping"});
-  }
-  t.on_loop([&] { held.reset(); });  // dropping the last reference ends the stream
-  while (s.next(5s)) {
-  }
-  CHECK(s.ended());
 }
 
 TEST_CASE("http: connections over the limit are answered 503 unavailable", "[http]") {

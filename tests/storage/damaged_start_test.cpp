@@ -68,8 +68,7 @@ TEST_CASE("damaged start: plotqd refuses each damaged store by name and leaves i
     std::string before = fingerprint(db);
     Plotqd p(PLOTQD_BINARY, {{"PLOTQ_DB", db}}, {}, false);
     auto code = p.wait_exit(20s);
-    REQUIRE(code);
-    std::this_thread::sleep_for(Ms(50));  // the reader thread collects the last lines
+    REQUIRE(code);  // wait_exit also waited for the pipes' end: every line is read
     auto err = p.stderr_lines();
     CHECK(*code == 3);
     CHECK(any_line_has(err, "plotqd: store " + db + " is damaged or not a plotq store"));

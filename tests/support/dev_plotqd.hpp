@@ -25,11 +25,16 @@ struct DevPlotqd {
   TempDir dir;
   TestStore store{dir};
   Plotqd d;
-  DevPlotqd()
-      : d(PLOTQD_BINARY, {{"PLOTQ_DB", store.target()},
-                          {"PLOTQ_ENVIRONMENT", "development"},
-                          {"PLOTQ_RUNS_PER_MINUTE", "10000"}}) {
+  // extra: more PLOTQ_* settings (none of the three above).
+  explicit DevPlotqd(Env extra = {})
+      : d(PLOTQD_BINARY, with(extra, {{"PLOTQ_DB", store.target()},
+                                      {"PLOTQ_ENVIRONMENT", "development"},
+                                      {"PLOTQ_RUNS_PER_MINUTE", "10000"}})) {
     REQUIRE(d.wait_listening(30s));
+  }
+  static Env with(Env extra, const Env& base) {
+    extra.insert(extra.begin(), base.begin(), base.end());
+    return extra;
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(d.port()); }
   std::vector<plotq::store::LedgerEntry> ledger(const std::string& job_id) {

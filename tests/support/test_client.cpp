@@ -253,6 +253,30 @@ std::optional<int> Plotqd::wait_exit(Ms timeout) {
   }
 }
 
+bool poll_until(const std::function<bool()>& cond, Ms timeout, Ms pace) {
+  for (auto deadline = Clock::now() + timeout;; std::this_thread::sleep_for(pace)) {
+    if (cond()) return true;
+    if (Clock::now() >= deadline) return false;
+  }
+}
+
+bool wait_job_file(const std::string& runs_dir, const std::string& name, Ms timeout) {
+  return poll_until(
+      [&] {
+        std::error_code ec;
+        for (std::filesystem::directory_iterator it(runs_dir, ec), end; !ec && it != end; it.increment(ec))
+          if (it->path().filename().string().rfind("job-", 0) == 0 &&
+              (name.empty() || std::filesystem::exists(it->path() / name, ec)))
+            return true;
+        return false;
+      },
+      timeout);
+}
+
+bool wait_in_flight(std::uint16_t port, int n, Ms timeout) {
+  return poll_until([&] { return http_request(port, "GET", "/status").json().value("in_flight", -1) == n; }, timeout);
+}
+
 // ---- HTTP ----
 
 std::optional<std::string> HttpResponse::header(std::string_view name) const {

@@ -138,6 +138,18 @@ std::string format_request(std::string_view method, std::string_view target, std
 HttpResponse http_request(std::uint16_t port, std::string_view method, std::string_view target,
                           std::string_view body = {}, const HeaderList& headers = {}, Ms timeout = 10s);
 
+// Polls `cond` every `pace` until it holds or `timeout` passes; whether it held. For a state the
+// test is not told about (a count on GET /status, a file): the wait ends on the state, not a time.
+bool poll_until(const std::function<bool()>& cond, Ms timeout, Ms pace = Ms(20));
+
+// Waits until GET /status (development mode: loopback is the assistant) counts `n` slots held:
+// a render or a data run that holds one is running.
+bool wait_in_flight(std::uint16_t port, int n, Ms timeout = Ms(60'000));
+
+// Waits until a sandbox job's work dir under runs_dir (plotqd's PLOTQ_RUNS_DIR: job-*) exists, and
+// when `name` is given, holds that file (one the job's own code writes: the job runs).
+bool wait_job_file(const std::string& runs_dir, const std::string& name = {}, Ms timeout = Ms(60'000));
+
 // One SSE frame: the fields of one block ended by a blank line. Comment-only blocks (": ping")
 // are frames too, with only `comments` filled.
 struct SseFrame {

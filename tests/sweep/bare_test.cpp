@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -196,18 +197,27 @@ TEST_CASE("bare: the timeout kills the whole process group, descendants included
 }
 
 TEST_CASE("bare: stop cancels a running file at once") {
-  std::atomic<bool> stop{false};
+  sweep_test::TempDir t;
+  const std::string marker = t.file("started");
+  std::atomic<bool> stop{false}, started{false};
+  std::chrono::steady_clock::time_point stopped_at;
   std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Stopped once the file runs (it wrote its marker), not at a guess of when that is.
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+         !(started = std::filesystem::exists(marker)) && std::chrono::steady_clock::now() < until;)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a poll's pace
+    stopped_at = std::chrono::steady_clock::now();
     stop = true;
   });
-  auto start = std::chrono::steady_clock::now();
-  BareRun r = run_bare_python(BareConfig{}, "import time\ntime.sleep(60)\n", "", "light", false, 30, stop);
+  BareRun r = run_bare_python(BareConfig{}, "import time\nopen('" + marker + "', 'w').close()\ntime.sleep(60)\n", "",
+                              "light", false, 30, stop);
+  const auto ended = std::chrono::steady_clock::now();
   stopper.join();
   remove_run_dir(r.dir);
+  REQUIRE(started);
   CHECK(r.cancelled);
   CHECK_FALSE(r.timed_out);
-  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
+  CHECK(std::chrono::duration<double>(ended - stopped_at).count() < 5);
 }
 
 TEST_CASE("bare: the figure runner (figure mode's own capture) writes plotly's JSON, with write_image's size in the layout") {

@@ -189,7 +189,7 @@ TEST_CASE("a snippet that reaches for the network leaves a loopback listener unt
   auto n = post_render(s, render("js-nav", "chartjs", kChart + "location.href = '" + url + "n';\n"));
   REQUIRE(n.status == 200);
   CHECK(n.json()["outputs"]["light"]["reason"] == "navigated");
-  std::this_thread::sleep_for(500ms);
+  std::this_thread::sleep_for(500ms);  // kept: a late connection's window (absence is checked over time)
   CHECK(l.accepted == 0);
 }
 

@@ -260,9 +260,10 @@ export class FigureBrowser {
     }
   }
 
-  // job: {figure, out, timeoutMs, library?}; hooks.inspect(page) runs after the screenshot (tests
-  // only; an inspected page is never reused). Returns {width, height, bytes, library,
-  // blocked_requests, csp_violations, reused, phases}; throws FigureError.
+  // job: {figure, out, timeoutMs, library?}; hooks.drawing() runs when the page begins the draw;
+  // hooks.inspect(page) runs after the screenshot (tests only; an inspected page is never reused).
+  // Returns {width, height, bytes, library, blocked_requests, csp_violations, reused, phases};
+  // throws FigureError.
   async render(job, hooks = {}) {
     if (job.snippet) return this.renderSnippet(job, hooks);
     let cancelled = false;
@@ -287,6 +288,7 @@ export class FigureBrowser {
         const reused = slot.uses > 0;
         lap('page');
         if (cancelled) throw new FigureError('timeout', 'cancelled');
+        if (hooks.drawing) hooks.drawing();
         const d = lib.name === 'plotly'
           ? await this.drawPlotly(slot, text, canvas, hooks, () => cancelled, lap)
           : await this.drawBokeh(slot, text, figure, hooks, () => cancelled, lap);

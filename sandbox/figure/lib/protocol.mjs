@@ -1,6 +1,7 @@
 // The line protocol: one JSON object per line each way.
 //   request:  {"id": <string|number>, "figure": "/abs/plot-light.json", "out": "/abs/plot-light.png",
-//              "timeout_ms": <1..600000, default 30000>, "library": <"plotly"|"bokeh", optional>}
+//              "timeout_ms": <1..600000, default 30000>, "library": <"plotly"|"bokeh", optional>,
+//              "progress": <boolean, default false>}
 //            without `library` the figure's shape names it (the two share no top-level key); with
 //            it, a figure of the other shape is figure_invalid
 //   or a JavaScript snippet (exactly one of figure and snippet):
@@ -15,6 +16,8 @@
 //          or {"id", "ok": false, "code": <errors.mjs CODES>, "detail": "...", "ms"}
 //             (snippet_error adds "error_class" and, when known, "error_line"; import_refused
 //              adds "error_line" and "module")
+//   progress: {"id", "drawing": true} once the figure's page begins to draw it, when the request
+//              asked for progress (not an answer: the answer follows)
 //   cancel:   {"cancel": <id>}  (handled at once, not queued; no answer of its own: the job with
 //              that id answers {"id", "ok": false, "code": "cancelled"}, now or when it comes up;
 //              an id that already answered is ignored)
@@ -28,7 +31,7 @@ export const PROTOCOL = 1;
 export const MAX_LINE = 64 * 1024;
 export const DEFAULT_TIMEOUT_MS = 30000;
 export const MAX_TIMEOUT_MS = 600000;
-const FIELDS = new Set(['id', 'figure', 'out', 'timeout_ms', 'library']);
+const FIELDS = new Set(['id', 'figure', 'out', 'timeout_ms', 'library', 'progress']);
 const SNIPPET_FIELDS = new Set(['id', 'snippet', 'out', 'timeout_ms', 'library', 'theme', 'bare']);
 const LIBRARY_NAMES = new Set(['plotly', 'bokeh']);
 export const SNIPPET_LIBRARY_NAMES = Object.freeze(['chartjs', 'd3', 'echarts', 'highcharts', 'muix']);
@@ -86,6 +89,8 @@ export function parseRequest(line) {
       if (!LIBRARY_NAMES.has(req.library)) throw new FigureError('request_invalid', 'library must be "plotly" or "bokeh"');
       job.library = req.library;
     }
+    if (req.progress !== undefined && typeof req.progress !== 'boolean') throw new FigureError('request_invalid', 'progress must be a boolean');
+    if (req.progress === true) job.progress = true;
     return { id, job };
   } catch (e) {
     e.id = id;
