@@ -360,23 +360,29 @@ CASES = {"handoff": case_handoff, "limits": case_limits, "fifo": case_fifo, "kil
          "pause": case_pause, "idle_kill": case_idle_kill}
 
 
-def main():
+def run_case(cases, prefix="plotq-cluster-", env=None):
+    """PLOTQD CASE from argv: the case on a Cluster on a schema of its own (PLOTQ-SKIP without
+    PLOTQ_TEST_PG); the nodes stopped and the schema dropped whatever happens."""
     binary, case = sys.argv[1], sys.argv[2]
     server = pg.test_server()
     if server is None:
         return 0
     target, drop = pg.own_schema(server)
-    tmp = tempfile.mkdtemp(prefix="plotq-cluster-")
-    c = Cluster(binary, target, tmp)
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    c = Cluster(binary, target, tmp, env)
     db = pg.Conn(target)
     try:
-        CASES[case](c, db)
+        cases[case](c, db)
     finally:
         c.stop()
         db.close()
         drop()
     print("PASS: " + case + " (logs in " + tmp + ")")
     return 0
+
+
+def main():
+    return run_case(CASES)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,8 @@ import sys
 import threading
 import time
 
-from cluster_test import LEASE_S, HEARTBEAT_S, Cluster, check, data_code, fail, ledger, slow, send, until
+from cluster_test import LEASE_S, HEARTBEAT_S, check, data_code, fail, ledger, run_case, slow, send, until
 from faults_test import NO_CHROMIUM, jobs_run, say
-import pg
 from plotq_client import read_to_done, request
 
 
@@ -172,23 +171,7 @@ CASES = {"queue": case_queue, "kill": case_kill}
 
 
 def main():
-    binary, case = sys.argv[1], sys.argv[2]
-    server = pg.test_server()
-    if server is None:
-        return 0
-    target, drop = pg.own_schema(server)
-    import tempfile
-    tmp = tempfile.mkdtemp(prefix="plotq-jobs-")
-    c = Cluster(binary, target, tmp, env=dict(NO_CHROMIUM))
-    db = pg.Conn(target)
-    try:
-        CASES[case](c, db)
-    finally:
-        c.stop()
-        db.close()
-        drop()
-    print("PASS: " + case + " (logs in " + tmp + ")")
-    return 0
+    return run_case(CASES, "plotq-jobs-", dict(NO_CHROMIUM))
 
 
 if __name__ == "__main__":
