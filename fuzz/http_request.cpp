@@ -55,6 +55,7 @@ const RouteRow kRoutes[] = {
     {"GET", "/static/style.css", 0, no_body, Check::user},
     {"GET", "/v1/status", 0, no_body, Check::user},
     {"GET", "/v1/sentences", 0, no_body, Check::user},
+    {"GET", "/v1/libraries", 0, no_body, Check::user},
     {"GET", "/status", 0, no_body, Check::assistant},
     {"POST", "/run-data", kRunDataBodyLimit, [](const Request& r) { plotq::fuzz::run_data_body(r.body); }, Check::assistant},
     {"POST", "/render", kRenderBodyLimit, [](const Request& r) { plotq::fuzz::render_body(r.body); }, Check::assistant},

@@ -1,11 +1,14 @@
 // GET /v1/status: the render slot and its queue, for the page's "render slot" line. No user names:
-// only counts and the holder's age. GET /v1/sentences: what the page says for each code.
+// only counts and the holder's age. GET /v1/sentences: what the page says for each code. GET
+// /v1/libraries: the libraries it offers.
 #include <cmath>
 
 #include "queue/render_queue.hpp"
 #include "server/app.hpp"
 #include "server/cluster_node.hpp"
 #include "server/sentences.hpp"
+#include "runs/libraries.hpp"
+#include "runs/render_interpret.hpp"
 
 namespace plotq::server {
 namespace {
@@ -34,6 +37,17 @@ void register_status_routes(App& app) {
   app.router.get("/v1/sentences", [&app](Request req, std::shared_ptr<Responder> res) {
     if (!check_caller(app.callers, req, *res)) return;
     res->send_json(200, sentences_json());
+  });
+  // The plotting libraries (runs/libraries.hpp) and whether this node draws each now: the page's
+  // library list (it keeps none of its own).
+  app.router.get("/v1/libraries", [&app](Request req, std::shared_ptr<Responder> res) {
+    if (!check_caller(app.callers, req, *res)) return;
+    nlohmann::json list = nlohmann::json::array();
+    for (const runs::Library& l : runs::kLibraries)
+      list.push_back({{"name", l.name}, {"language", l.language}, {"mode", l.mode},
+                      {"available", runs::render_support(std::string(l.name), app.runtime_for(std::string(l.name)),
+                                                         app.figures) == "ok"}});
+    res->send_json(200, {{"libraries", list}});
   });
 }
 

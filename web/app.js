@@ -54,6 +54,25 @@ async function newSession() {
   note("");
 }
 
+// The libraries plotq draws (GET /v1/libraries, runs/libraries.hpp): the ones this node draws now
+// are offered; the others are listed, disabled, so the page never offers a library that fails.
+async function loadLibraries() {
+  try {
+    const r = await api("GET", "/v1/libraries");
+    if (!r.ok || !r.data || !Array.isArray(r.data.libraries)) return;
+    const select = $("library");
+    select.replaceChildren();
+    for (const lib of r.data.libraries) {
+      const o = el("option", null, `${lib.name} (${lib.language})`);
+      o.value = lib.name;
+      o.disabled = !lib.available;
+      select.append(o);
+    }
+    const first = r.data.libraries.find((l) => l.available);
+    if (first) select.value = first.name;
+  } catch (_) { /* the list stays empty: the plot mode cannot be sent */ }
+}
+
 function note(text) { $("form-note").textContent = text || ""; }
 function problemText(code) { return SENTENCES[code] || (code ? "Refused: " + code : "Request failed."); }
 
@@ -360,6 +379,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("cancel").addEventListener("click", cancel);
   for (const r of document.querySelectorAll("input[name=mode]")) r.addEventListener("change", modeChanged);
   loadSentences();
+  loadLibraries();
   pollStatus();
   setInterval(pollStatus, 2000);
 });

@@ -1,5 +1,6 @@
 // The routes around turns: sessions, the paste route (table, code, formula, the parser's codes),
 // dataset list / get / confirm, GET /v1/status, and the status page with its Content-Security-Policy.
+#include "runs/libraries.hpp"
 #include "tests/turns/turn_client.hpp"
 
 using namespace turns_test;
@@ -155,6 +156,17 @@ TEST_CASE("the status page and its files are served with a strict Content-Securi
   CHECK(table.size() > 40);
   for (const char* code : {"capacity", "node_lost", "rate_limited", "too_many_rows", "session_not_found"})
     CHECK(table.at(code).get<std::string>().size() > 10);
+  // So does its library list: every library of runs/libraries.hpp, in its order, none of the page's own.
+  auto libs = s.get("/v1/libraries", {});
+  REQUIRE(libs.status == 200);
+  auto list = nlohmann::json::parse(libs.body).at("libraries");
+  REQUIRE(list.size() == std::size(plotq::runs::kLibraries));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    CHECK(list[i].at("name") == std::string(plotq::runs::kLibraries[i].name));
+    CHECK(list[i].at("language") == std::string(plotq::runs::kLibraries[i].language));
+    CHECK(list[i].at("available").is_boolean());
+  }
+  CHECK(page.body.find("<option") == std::string::npos);
   // Only the fixed names: nothing else under web/ or beyond it.
   CHECK(s.get("/static/README.md", {}).status == 404);
   CHECK(s.get("/static/../server/main.cpp", {}).status == 404);
