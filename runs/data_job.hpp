@@ -4,6 +4,7 @@
 // vocabulary. The records are written inside the sandbox, so they are cross-checked: the record's
 // exit code must be the process's, and out.csv's SHA-256 must be the one the harness recorded.
 #pragma once
+#include "common/limits.hpp"
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,13 +14,12 @@
 
 namespace plotq::runs {
 
-inline constexpr std::size_t kMaxDataSourceBytes = 16 * 1024;  // POST /run-data source cap
+using ::plotq::limits::kMaxDataSourceBytes;  // common/limits.hpp
 // A data snippet's characters as the harness's validator admits them, passed into every data job
 // (PLOTQ_DATA_MAX_CODE_CHARS): the widest any route admits (/run-data's source in bytes, the bound
 // of PLOTQ_TURN_DATA_CODE_MAX_CHARS), so the validator never refuses as `size` what the wire let in.
-inline constexpr std::size_t kMaxDataCodeChars = 16'384;
-static_assert(kMaxDataSourceBytes <= kMaxDataCodeChars, "a /run-data source of n bytes has at most n characters");
-inline constexpr double kMaxDataTimeoutS = 30;
+using ::plotq::limits::kMaxDataCodeChars;  // common/limits.hpp
+using ::plotq::limits::kMaxDataTimeoutS;  // common/limits.hpp
 // The table caps are table::Caps, the parser's: data_job_spec() passes them into the job's
 // environment (PLOTQ_DATA_MAX_*), the harness caps the table under them, and the host reads
 // out.csv back under the same ones.

@@ -2,6 +2,7 @@
 // only under the nesting cap, a field is taken only with the type it must have, and an exception's
 // class name only when it looks like one.
 #pragma once
+#include "common/limits.hpp"
 #include <cctype>
 #include <cstddef>
 #include <nlohmann/json.hpp>
@@ -15,7 +16,7 @@ namespace plotq::runs {
 
 // The harness's records are shallow (result.json is flat, validation.json a list of flat objects);
 // anything nested deeper is not one of them.
-inline constexpr std::size_t kMaxRecordDepth = 8;
+using ::plotq::limits::kMaxRecordDepth;  // common/limits.hpp
 
 // The one rule for every record a job wrote: its nesting is scanned before nlohmann parses it
 // (the child chose those bytes, and the parser recurses per level), and a record too deep or not

@@ -3,6 +3,7 @@
 // shapes as POST /render's answer: one RenderResult per request, one ThemeRun per theme.
 // runs/README.md has the outcome vocabulary.
 #pragma once
+#include "common/limits.hpp"
 #include <map>
 #include <optional>
 #include <string>
@@ -18,12 +19,12 @@ class FigureRenderer;
 
 namespace plotq::runs {
 
-inline constexpr std::size_t kMaxRenderSourceChars = 131'072;
-inline constexpr std::size_t kMaxDataCsvChars = 2'097'152;
-inline constexpr double kMaxRenderTimeoutS = 120;
-inline constexpr std::size_t kMaxPngBytes = 10'485'760;
-inline constexpr std::size_t kMaxRenderRecordBytes = 64 * 1024;  // result.json
-inline constexpr int kCanvasTolerancePx = 16;
+using ::plotq::limits::kMaxRenderSourceChars;  // common/limits.hpp
+using ::plotq::limits::kMaxDataCsvChars;  // common/limits.hpp
+using ::plotq::limits::kMaxRenderTimeoutS;  // common/limits.hpp
+using ::plotq::limits::kMaxPngBytes;  // common/limits.hpp
+using ::plotq::limits::kMaxRenderRecordBytes;  // common/limits.hpp
+using ::plotq::limits::kCanvasTolerancePx;  // common/limits.hpp
 
 struct RenderRequest {
   std::string job_id;

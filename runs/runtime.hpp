@@ -3,6 +3,7 @@
 // (<dirname(dirname(python))>/plotq-runtime.json), once per process, and recorded with every ledger
 // row and every sweep, so that two runs can tell "the runtime changed" from "the code changed".
 #pragma once
+#include "common/limits.hpp"
 #include <map>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 namespace plotq::runs {
 
 // The manifest is a few KiB; anything larger is not one.
-inline constexpr std::size_t kMaxRuntimeManifestBytes = 256 * 1024;
+using ::plotq::limits::kMaxRuntimeManifestBytes;  // common/limits.hpp
 
 struct Runtime {
   std::string id;           // first 12 hex of the lock's sha256; "" when unknown

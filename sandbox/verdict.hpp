@@ -3,6 +3,7 @@
 // outputs read) to the JobResult's reason, exit code, signal, measured/limit, message and outputs.
 // No I/O: the launcher gathers the facts (attempt_end.cpp) and tests feed synthetic ones.
 #pragma once
+#include "common/limits.hpp"
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -49,7 +50,7 @@ struct AttemptFacts {
 
 // A job that failed while its file system had less than this free was refused a write (ENOSPC):
 // a few pages, as a write that fills the file system leaves it.
-inline constexpr std::uint64_t kScratchFullBytes = 256 * 1024;
+using ::plotq::limits::kScratchFullBytes;  // common/limits.hpp
 
 // Fills reason, exit_code, signal, timed_out, measured, limit, message, filter, cpu_s,
 // max_rss_mb and outputs (moved out of `reads`); every other field stays default.

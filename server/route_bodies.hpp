@@ -3,6 +3,7 @@
 // turn_wire.hpp's parse_message for the message body. On failure: the route's code; nothing of the
 // body is echoed.
 #pragma once
+#include "common/limits.hpp"
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,9 +16,9 @@
 namespace plotq::server {
 
 // Each route's body limit (RouteOptions::body_limit): its largest valid body, JSON-escaped.
-inline constexpr std::size_t kRunDataBodyLimit = 64 * 1024;       // source <= 16 KiB
-inline constexpr std::size_t kRenderBodyLimit = 8 * 1024 * 1024;  // source 128 Ki chars + data_csv 2 Mi chars
-inline constexpr std::size_t kPasteBodyLimit = 2 * 1024 * 1024;   // the table parser's 204,800 bytes of text
+using ::plotq::limits::kRunDataBodyLimit;  // common/limits.hpp
+using ::plotq::limits::kRenderBodyLimit;  // common/limits.hpp
+using ::plotq::limits::kPasteBodyLimit;  // common/limits.hpp
 
 // POST /run-data: {job_id, source, timeout_s}.
 struct RunDataBody {

@@ -3,6 +3,7 @@
 // state itself (open, closed, gone), instead of costing a store call of its own first. Bounded:
 // once it holds kMaxSessionOwners ids it starts again empty. Loop thread only.
 #pragma once
+#include "common/limits.hpp"
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 namespace plotq::server {
 
 // Enough for every session active on a node in a day; an id and a user id are well under 200 bytes.
-inline constexpr std::size_t kMaxSessionOwners = 100'000;
+using ::plotq::limits::kMaxSessionOwners;  // common/limits.hpp
 
 class SessionOwners {
  public:

@@ -1,6 +1,7 @@
 // The one table of plotqd's settings. One line per setting: name, field, help, then refinements.
 #include <string_view>
 
+#include "common/limits.hpp"
 #include "runs/data_job.hpp"
 #include "server/plotqd_config.hpp"
 #include "store/target.hpp"
@@ -33,13 +34,13 @@ void register_turn_settings(Settings& s, TurnConfig& t) {
       .range(1, 365LL * 86'400);
   s.add("PLOTQ_TURN_TEXT_MAX_CHARS", &t.text_max_chars, "characters of a message's text (over: 413 too_long)").range(1, 1'000'000);
   s.add("PLOTQ_TURN_DATA_CODE_MAX_CHARS", &t.data_code_max_chars, "characters of a data action's code (over: 413 too_long)")
-      .range(1, static_cast<std::int64_t>(runs::kMaxDataCodeChars));
+      .range(1, static_cast<std::int64_t>(limits::kMaxDataCodeChars));
   s.add("PLOTQ_TURN_PLOT_CODE_MAX_CHARS", &t.plot_code_max_chars, "characters of a plot action's code (over: 413 too_long)")
-      .range(1, 131'072);
+      .range(1, static_cast<std::int64_t>(limits::kMaxRenderSourceChars));
   s.add("PLOTQ_TURN_DATA_TIMEOUT_S", &t.data_timeout_s,
         "sandbox timeout of one data run of a chat turn, seconds (PLOTQ_SANDBOX_MAX_TIMEOUT_S and the turn deadline still cap it)")
       .range(0.1, 3600);
-  s.add("PLOTQ_TURN_RENDER_TIMEOUT_S", &t.render_timeout_s, "sandbox timeout of one theme of a turn's plot, seconds").range(0.1, 120);
+  s.add("PLOTQ_TURN_RENDER_TIMEOUT_S", &t.render_timeout_s, "sandbox timeout of one theme of a turn's plot, seconds").range(0.1, limits::kMaxRenderTimeoutS);
   s.add("PLOTQ_LOG_SLOW_FLUSH_MS", &t.slow_flush_log_ms,
         "log event_flush_slow when one loop turn's events take this long to write and store, ms; 0 = every time")
       .range(0, 60'000);

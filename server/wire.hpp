@@ -1,6 +1,7 @@
 // Wire-model helpers: closed JSON objects (unknown fields refused), typed field reads with caps.
 // Every failure is the route's fixed code (usually invalid_job); nothing of the body is echoed.
 #pragma once
+#include "common/limits.hpp"
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,7 +13,7 @@ namespace plotq::server::wire {
 // Every wire model is at most 3 levels deep ({action: {themes: [...]}}); a body nested deeper is
 // refused before nlohmann parses it: its dump() recurses per level, and 60,000 levels (a 120 KB
 // message body) overflowed the loop thread's stack (found by fuzz/wire).
-inline constexpr std::size_t kMaxBodyDepth = 8;
+using ::plotq::limits::kMaxBodyDepth;  // common/limits.hpp
 
 // Parses body as a JSON object, nested at most kMaxBodyDepth, whose keys are all in `allowed` and
 // where no object names a key twice (at any depth); nullopt otherwise.

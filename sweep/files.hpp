@@ -5,6 +5,7 @@
 // lets-plot; a stem no library has is kept as it is and answers invalid_library). A file's task carries its bytes, sha256 and
 // the data.csv found beside it, if any.
 #pragma once
+#include "common/limits.hpp"
 #include "common/text.hpp"
 #include <cstddef>
 #include <optional>
@@ -18,7 +19,7 @@ inline constexpr const char* kDefaultSweepGlob = "plots/*/implementations/python
 inline constexpr const char* kJavaScriptSweepGlob = "plots/*/implementations/javascript/*";
 inline constexpr const char* kAllSweepGlob = "plots/*/implementations/*/*";
 // A file larger than this is not read for hashing (it fails as source_too_large either way).
-inline constexpr std::size_t kMaxSweepFileBytes = 4u << 20;
+using ::plotq::limits::kMaxSweepFileBytes;  // common/limits.hpp
 
 struct SweepFile {
   std::string rel_path;  // relative to the root, '/'-separated

@@ -5,6 +5,7 @@
 // they are. The directory is named by the sweep's id (a label such as ".." is valid), emptied when a
 // new sweep takes the id, and lies beside the store, which the sandbox policy hides from jobs.
 #pragma once
+#include "common/limits.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -16,7 +17,7 @@ namespace plotq::runs {
 // A name of our own, never the untrusted path: 16 hex digits of its sha256, the theme, ".png".
 std::string sweep_image_name(const std::string& rel_path, const std::string& theme);
 // Thumbnails are at most this big; a larger file in the directory is not one of ours.
-constexpr std::size_t kThumbMaxBytes = 2u << 20;
+using ::plotq::limits::kThumbMaxBytes;  // common/limits.hpp
 
 // Scales and writes thumbnails on one worker thread, so that decoding a 3200x1800 PNG (0.13-0.18 s
 // measured on a loaded 2-core machine, most of it libpng's decode)

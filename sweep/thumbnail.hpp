@@ -1,6 +1,7 @@
 // A rendered plot scaled down for the sweep's HTML report (sweep/images.hpp keeps one per file and
 // theme). Pure: PNG bytes in, PNG bytes out (libpng's simplified API).
 #pragma once
+#include "common/limits.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,11 +12,11 @@ namespace plotq::runs {
 // Both canvases scale by exactly 1/10 into this box (3200x1800 -> 320x180, 2400x2400 -> 240x240):
 // 8.7 KB on average for tests/catalogue's renders, whose full PNGs are 72-118 KB: the 650 files of
 // the real catalogue in two themes make a report of about 11 MB.
-constexpr int kThumbMaxWidth = 320;
-constexpr int kThumbMaxHeight = 240;
+using ::plotq::limits::kThumbMaxWidth;  // common/limits.hpp
+using ::plotq::limits::kThumbMaxHeight;  // common/limits.hpp
 // A PNG is a child's output: its header may declare any size. Decoding needs 4 bytes a pixel, so
 // more pixels than this (6000 x 4166, 100 MB) get no thumbnail.
-constexpr std::uint64_t kThumbMaxSourcePixels = 25'000'000;
+using ::plotq::limits::kThumbMaxSourcePixels;  // common/limits.hpp
 
 // The image scaled (area average, alpha premultiplied) to fit max_w x max_h, never enlarged;
 // RGB when every pixel is opaque, else RGBA. nullopt when png is not a PNG libpng decodes, or
