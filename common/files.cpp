@@ -8,6 +8,25 @@
 
 namespace plotq {
 
+int write_new_file(int dirfd, const std::string& name, std::string_view bytes) {
+  int fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int saved = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      ::unlinkat(dirfd, name.c_str(), 0);
+      errno = saved;
+      return -1;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return fd;
+}
+
 std::string write_file_replacing(const std::string& path, const std::string& bytes, mode_t mode) {
   std::string::size_type slash = path.rfind('/');
   std::string tmp = slash == std::string::npos ? "." + path + ".tmp"

@@ -1,6 +1,7 @@
 // The asynchronous half of a render (runs/render_job.hpp): the themes one after another through
 // the Launcher, figure mode's draw on the host, cancel. Every decision is a pure function of
 // runs/render_interpret.cpp.
+#include "common/files.hpp"
 #include "runs/render_job.hpp"
 #include "sandbox/canvas.hpp"
 #include "common/theme.hpp"
@@ -35,22 +36,10 @@ constexpr double kMinDrawS = 0.05;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Writes data into a new file (O_EXCL: never an existing path, never through a link), 0600.
-bool write_new_file(int dirfd, const std::string& name, const std::string& data) {
-  int fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      ::unlinkat(dirfd, name.c_str(), 0);
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return ::close(fd) == 0;
+// Writes data into a new file (common/files.hpp: never an existing path, never through a link).
+bool write_new(int dirfd, const std::string& name, const std::string& data) {
+  int fd = write_new_file(dirfd, name, data);
+  return fd >= 0 && ::close(fd) == 0;
 }
 
 }  // namespace
@@ -193,7 +182,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     std::weak_ptr<RenderRun> weak = shared_from_this();
     std::weak_ptr<RendererShared> weak_shared = shared;
     asio::post(shared->pool, [weak, weak_shared, token, dirfd, name = pending_json, json = std::move(json), &io = io] {
-      bool written = write_new_file(dirfd, name, json);
+      bool written = write_new(dirfd, name, json);
       asio::post(io, [weak, weak_shared, token, written, name] {
         if (auto self = weak.lock()) return self->json_written(token, written);
         orphan_files(weak_shared, name, "");

@@ -1,5 +1,6 @@
 // One attempt of a job, up to its launch: the work dir and its files, the job's environment and
 // ConfineSpec, then warm (a zygote's spare) or cold (the slot's helper, else a fork of the host).
+#include "common/files.hpp"
 #include "sandbox/launcher_state.hpp"
 
 #include <fcntl.h>
@@ -93,18 +94,8 @@ bool LauncherState::prepare_attempt(const std::shared_ptr<Job>& job, std::string
   if (job->dirfd < 0) return fail("open work dir");
   if (::fchown(job->dirfd, uid, uid) != 0) return fail("chown work dir");
   for (const auto& [name, bytes] : job->spec.files) {
-    int fd = ::openat(job->dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return fail("create " + name);
-    size_t off = 0;
-    while (off < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(fd);
-        return fail("write " + name);
-      }
-      off += static_cast<size_t>(n);
-    }
+    int fd = write_new_file(job->dirfd, name, bytes);
+    if (fd < 0) return fail("write " + name);
     bool ok = ::fchown(fd, uid, uid) == 0;
     ::close(fd);
     if (!ok) return fail("chown " + name);

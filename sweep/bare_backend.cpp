@@ -13,6 +13,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
+#include "common/files.hpp"
 #include "runs/libraries.hpp"
 #include "runs/outcome.hpp"
 #include "runs/render_job.hpp"
@@ -183,16 +184,8 @@ class BareBackend : public SweepBackend {
   }
 
   static bool write_new_snippet(const std::string& path, const std::string& text) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return false;
-    std::size_t done = 0;
-    while (done < text.size()) {
-      ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    return ::close(fd) == 0 && done == text.size();
+    int fd = write_new_file(AT_FDCWD, path, text);
+    return fd >= 0 && ::close(fd) == 0;
   }
 
   void snippet_step(std::shared_ptr<Pending> p, std::string library, std::string snippet, std::size_t i) {
