@@ -255,8 +255,10 @@ def case_limits(c, db):
 def case_fifo(c, db):
     """Global FIFO: turns sent round-robin to three busy nodes are told positions 1..6 and start in that order."""
     nodes = [c.start(n) for n in ("a", "b", "c")]
-    blockers = [send(nodes[i], "block%d" % i, slow(4))[2] for i in range(3)]
-    time.sleep(0.5)
+    sent = [send(nodes[i], "block%d" % i, slow(4)) for i in range(3)]
+    for _, turn, _ in sent:  # every slot held before the six are sent
+        c.runner(turn)
+    blockers = [s for _, _, s in sent]
     streams = []
     for i in range(6):
         sid, turn, s = send(nodes[i % 3], "fifo%d" % i, data_code())
@@ -283,7 +285,8 @@ def case_kill(c, db):
     r = c.runner(victim)
     others = [n for n in nodes if n != r]
     fillers = [send(nodes[others[i]], "filler%d" % i, slow(3)) for i in range(2)]
-    time.sleep(0.5)
+    for f in fillers:  # the survivors' slots held: the next turn waits
+        c.runner(f[1])
     nsid, nxt, ns = send(nodes[others[0]], "next", data_code())
     vs.close()
     watcher = resume(nodes[others[1]], "victim", sid, victim, 0)
@@ -341,7 +344,7 @@ def case_idle_kill(c, db):
     nodes = {n: c.start(n) for n in ("a", "b", "c")}
     blockers = [send(nodes[n], "hold" + n, slow(3))[2] for n in ("b", "c")]
     sid, held, hs = send(nodes["a"], "holda", slow(3))
-    time.sleep(0.3)
+    c.runner(held)  # a's slot held: what a admits next waits
     sid2, waiting, ws = send(nodes["a"], "waits", data_code())
     _, st = until(ws, lambda e: e["event"] == "status")
     check(st["data"].get("step") == "queued", "a turn admitted on a waits in the cluster's queue")

@@ -38,6 +38,11 @@ def claims_of(c, job_id):
     return out
 
 
+def queued(db, job_id):
+    return db.execute("SELECT count(*) FROM queue_entries WHERE job_id = ? AND state = 'waiting'",
+                      (job_id,)).fetchone()[0] == 1
+
+
 def wait_for(pred, timeout, what):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -74,19 +79,21 @@ def case_queue(c, db):
     held = Call(a.port, "/render", sleeper(hold, 4))
     wait_for(lambda: claims_of(c, hold), 30, "a claims its own job")
     check(claims_of(c, hold) == ["a"], "a job sent to a node with a free slot runs there")
-    blockers = [send(n, "block%d" % i, slow(4))[2] for i, n in enumerate((b, cc))]
-    time.sleep(0.5)
+    sent = [send(n, "block%d" % i, slow(4)) for i, n in enumerate((b, cc))]
+    for _, turn, _ in sent:
+        c.runner(turn)
+    blockers = [st for _, _, st in sent]
     # Then, in this order: a job on a, a turn on b, a job on c (to be cancelled from b).
     first = "first-" + secrets.token_hex(4)
     j1 = Call(a.port, "/run-data", {"job_id": first, "source": data_code(), "timeout_s": 30})
-    time.sleep(0.3)
+    wait_for(lambda: queued(db, first), 30, "the job waits in the queue")
     _, turn, ts = send(b, "after", data_code())
     _, st = until(ts, lambda e: e["event"] == "status")
     check(st["data"].get("step") == "queued" and st["data"]["position"] == 2,
           "the turn sent after the job is told position 2: the job waits before it (%s)" % st["data"])
     gone = "gone-" + secrets.token_hex(4)
     j3 = Call(cc.port, "/run-data", {"job_id": gone, "source": data_code(), "timeout_s": 30})
-    time.sleep(0.3)
+    wait_for(lambda: queued(db, gone), 30, "the job to cancel waits in the queue")
     st_c, body_c = request(b.port, "POST", "/render/%s/cancel" % gone, None, user="svc")
     check(st_c == 200 and body_c == {"cancelled": 1}, "its cancel on b (neither took it nor runs it): %s %s" % (st_c, body_c))
     s3, b3, _ = j3.result()
@@ -136,7 +143,8 @@ def case_kill(c, db):
     call = Call(a.port, "/render", body)
     runner = wait_for(lambda: claims_of(c, victim), 30, "someone claims the job")[0]
     check(runner in ("b", "c"), "the job sent to the busy a runs on %s" % runner)
-    # Its sandbox is running: the render's child exists before the kill.
+    # (part of the scenario, not a wait for an event: the kill lands a second into the job's run,
+    # which sleeps 30 s; the claim above is the event that it runs)
     time.sleep(1.0)
     t0 = time.monotonic()
     c.nodes[runner].kill()
