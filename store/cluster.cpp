@@ -538,41 +538,50 @@ void end_job(Db& db, std::int64_t entry, const std::string& node, std::int64_t e
 
 std::vector<JobOutcome> job_outcomes(Db& db, const std::vector<AwaitedJob>& jobs) {
   require_pg(db, "read jobs' outcomes");
+  if (jobs.empty()) return {};
   return guarded("read jobs' outcomes", [&] {
-    std::vector<JobOutcome> out;
+    std::vector<std::int64_t> entries;
+    std::vector<std::string> ids, kinds;
     for (const auto& j : jobs) {
+      entries.push_back(j.entry);
+      ids.push_back(j.job_id);
+      kinds.push_back(j.key_kind);
+    }
+    // One statement for every job this node waits for, in their order: the entry (still queued or
+    // running, or ended with its verdict), else the key's kept answer.
+    Stmt q(db, "SELECT q.state, q.verdict, i.state, i.response "
+               "FROM unnest(?1::bigint[], ?2::text[], ?3::text[]) WITH ORDINALITY AS f(entry, job_id, kind, n) "
+               "LEFT JOIN queue_entries q ON q.id = f.entry "
+               "LEFT JOIN idempotency i ON i.job_id = f.job_id AND i.kind = f.kind ORDER BY f.n");
+    q.bind(1, int_array(entries));
+    q.bind(2, text_array(ids));
+    q.bind(3, text_array(kinds));
+    std::vector<JobOutcome> out;
+    std::vector<std::int64_t> read;
+    for (std::size_t i = 0; q.executeStep() && i < jobs.size(); ++i) {
       JobOutcome o;
-      o.entry = j.entry;
-      // An ended entry is read once: the delete hands back its verdict.
-      Stmt q(db, "SELECT state, verdict FROM queue_entries WHERE id = ?");
-      q.bind(1, j.entry);
-      if (j.entry > 0 && q.executeStep()) {
-        if (q.getColumn(0).getString() != "ended") {
-          out.push_back(o);
-          continue;
-        }
-        o.state = JobOutcome::State::verdict;
-        o.text = q.getColumn(1).getString();
-        q.reset();
-        Stmt del(db, "DELETE FROM queue_entries WHERE id = ? AND state = 'ended'");
-        del.bind(1, j.entry);
-        del.exec();
-        out.push_back(o);
-        continue;
-      }
-      q.reset();
-      Stmt k(db, "SELECT state, response FROM idempotency WHERE job_id = ? AND kind = ?");
-      k.bind(1, j.job_id);
-      k.bind(2, j.key_kind);
-      if (!k.executeStep()) {
+      o.entry = jobs[i].entry;
+      if (!q.getColumn(0).isNull()) {
+        if (q.getColumn(0).getString() == "ended") {
+          o.state = JobOutcome::State::verdict;
+          o.text = q.getColumn(1).getString();
+          read.push_back(o.entry);
+        }  // waiting or running: pending
+      } else if (q.getColumn(2).isNull()) {
         // (a key alone: the run that took it over kept nothing, a retry runs it)
         o.state = JobOutcome::State::verdict;
-        o.text = j.entry > 0 ? "internal" : "unavailable";
-      } else if (k.getColumn(0).getString() == "done") {
+        o.text = jobs[i].entry > 0 ? "internal" : "unavailable";
+      } else if (q.getColumn(2).getString() == "done") {
         o.state = JobOutcome::State::answer;
-        o.text = k.getColumn(1).getString();
+        o.text = q.getColumn(3).getString();
       }  // running: a retry's new claim of the same key; its answer comes the same way
-      out.push_back(o);
+      out.push_back(std::move(o));
+    }
+    q.reset();
+    if (!read.empty()) {  // an ended entry is read once
+      Stmt del(db, "DELETE FROM queue_entries WHERE id = ANY(?::bigint[]) AND state = 'ended'");
+      del.bind(1, int_array(read));
+      del.exec();
     }
     return out;
   });
