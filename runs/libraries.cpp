@@ -20,7 +20,7 @@ std::string library_support(std::string_view library, const std::map<std::string
   if (!l) return "invalid_library";
   for (std::string_view p : l->packages)
     if (!p.empty() && packages.find(std::string(p)) == packages.end()) return "runtime_unavailable";
-  if (l->mode != "plot" && !figures_available) return "runtime_unavailable";
+  if (l->mode != RenderMode::plot && !figures_available) return "runtime_unavailable";
   return "ok";
 }
 

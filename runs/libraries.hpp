@@ -12,10 +12,18 @@
 
 namespace plotq::runs {
 
+// How a library's plot is drawn: plot (the PNG inside the Python sandbox), figure (the sandbox
+// writes the figure's JSON, the host's Chromium draws it), snippet (JavaScript, drawn in a locked
+// page of the host's Chromium; no Python sandbox). One string table: the wire's and the sandbox's
+// mode names.
+enum class RenderMode { plot, figure, snippet };
+inline constexpr std::string_view kRenderModeNames[] = {"plot", "figure", "snippet"};
+constexpr std::string_view to_string(RenderMode m) { return kRenderModeNames[static_cast<int>(m)]; }
+
 struct Library {
   std::string_view name;                    // wire name (POST /render, a turn's plot action, --library)
   std::string_view stem;                    // catalogue file stem
-  std::string_view mode;                    // plot | figure | snippet
+  RenderMode mode;
   // What the Python runtime must hold ("" = unused slot); a snippet library's JavaScript is the
   // figure renderer's to check (FigureRenderer::available(name), from runtime/js/node_modules).
   std::array<std::string_view, 2> packages;
@@ -23,22 +31,22 @@ struct Library {
 };
 
 inline constexpr Library kLibraries[] = {
-    {"matplotlib", "matplotlib", "plot", {"matplotlib", ""}, "python"},
-    {"seaborn", "seaborn", "plot", {"seaborn", "matplotlib"}, "python"},
-    {"plotnine", "plotnine", "plot", {"plotnine", "matplotlib"}, "python"},
+    {"matplotlib", "matplotlib", RenderMode::plot, {"matplotlib", ""}, "python"},
+    {"seaborn", "seaborn", RenderMode::plot, {"seaborn", "matplotlib"}, "python"},
+    {"plotnine", "plotnine", RenderMode::plot, {"plotnine", "matplotlib"}, "python"},
     // chart.save("plot-<theme>.png") goes through vl-convert (no browser).
-    {"altair", "altair", "plot", {"altair", "vl-convert-python"}, "python"},
+    {"altair", "altair", RenderMode::plot, {"altair", "vl-convert-python"}, "python"},
     // render_to_png goes through cairosvg.
-    {"pygal", "pygal", "plot", {"pygal", "cairosvg"}, "python"},
-    {"lets-plot", "letsplot", "plot", {"lets-plot", ""}, "python"},
-    {"plotly", "plotly", "figure", {"plotly", ""}, "python"},
-    {"bokeh", "bokeh", "figure", {"bokeh", ""}, "python"},
+    {"pygal", "pygal", RenderMode::plot, {"pygal", "cairosvg"}, "python"},
+    {"lets-plot", "letsplot", RenderMode::plot, {"lets-plot", ""}, "python"},
+    {"plotly", "plotly", RenderMode::figure, {"plotly", ""}, "python"},
+    {"bokeh", "bokeh", RenderMode::figure, {"bokeh", ""}, "python"},
     // JavaScript snippets (plots/<spec>/implementations/javascript/<stem>.js; MUI X's are .tsx).
-    {"chartjs", "chartjs", "snippet", {"", ""}, "javascript"},
-    {"d3", "d3", "snippet", {"", ""}, "javascript"},
-    {"echarts", "echarts", "snippet", {"", ""}, "javascript"},
-    {"highcharts", "highcharts", "snippet", {"", ""}, "javascript"},
-    {"muix", "muix", "snippet", {"", ""}, "javascript"},
+    {"chartjs", "chartjs", RenderMode::snippet, {"", ""}, "javascript"},
+    {"d3", "d3", RenderMode::snippet, {"", ""}, "javascript"},
+    {"echarts", "echarts", RenderMode::snippet, {"", ""}, "javascript"},
+    {"highcharts", "highcharts", RenderMode::snippet, {"", ""}, "javascript"},
+    {"muix", "muix", RenderMode::snippet, {"", ""}, "javascript"},
 };
 
 // The file a snippet is handed to the renderer as: MUI X's are TSX modules, the others scripts.

@@ -83,12 +83,12 @@ bool canvas_ok(int width, int height) { return sandbox::on_canvas(width, height,
 std::string canvas_of(int width, int height) { return canvas_ok(width, height) ? "exact" : "off"; }
 
 std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
-  return library_support(library, runtime.packages, figures && figures->available(render_mode(library) == "plot" ? "" : library));
+  return library_support(library, runtime.packages, figures && figures->available(render_mode(library) == RenderMode::plot ? "" : library));
 }
 
-std::string render_mode(const std::string& library) {
+RenderMode render_mode(const std::string& library) {
   const Library* l = find_library(library);
-  return l ? std::string(l->mode) : "plot";
+  return l ? l->mode : RenderMode::plot;
 }
 
 std::string validate_render_request(const RenderRequest& r) {
@@ -96,7 +96,7 @@ std::string validate_render_request(const RenderRequest& r) {
   if (!matches(r.library, 32, false)) return "library";
   if (r.source.empty() || utf8_chars(r.source) > kMaxRenderSourceChars) return "source";
   if (utf8_chars(r.data_csv) > kMaxDataCsvChars) return "data_csv";
-  if (!r.data_csv.empty() && render_mode(r.library) == "snippet") return "data_csv";  // a page has no files
+  if (!r.data_csv.empty() && render_mode(r.library) == RenderMode::snippet) return "data_csv";  // a page has no files
   if (!(r.timeout_s > 0) || !(r.timeout_s <= kMaxRenderTimeoutS)) return "timeout_s";
   if (!themes_problem(r.themes).empty()) return "themes";
   return "";
@@ -104,7 +104,7 @@ std::string validate_render_request(const RenderRequest& r) {
 
 sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s,
                                  std::uint64_t figure_max_bytes) {
-  std::string mode = render_mode(request.library);
+  const std::string mode(to_string(render_mode(request.library)));  // plot | figure: snippets run no sandbox job
   sandbox::JobSpec spec;
   spec.mode = mode;
   spec.files[kPlotFile] = request.source;

@@ -3,6 +3,7 @@
 // shapes as POST /render's answer: one RenderResult per request, one ThemeRun per theme.
 // runs/README.md has the outcome vocabulary.
 #pragma once
+#include "runs/libraries.hpp"
 #include "common/limits.hpp"
 #include <map>
 #include <optional>
@@ -37,7 +38,7 @@ struct RenderRequest {
 
 struct ThemeRun {
   std::string theme;
-  std::string mode;  // plot | figure (empty when no sandbox job was made)
+  std::string mode;  // to_string(RenderMode): plot | figure | snippet (empty when nothing was run)
   // "ok", or a fixed reason: plot_error (the plot raised: error_class/error_line), plot_exit,
   // no_output, canvas_size (measured "WxH" in message, measured/limit = width), output_too_large,
   // output_rejected, guard_refused (refusal_rule), figure_invalid, draw_failed, no_webgl,
@@ -75,9 +76,9 @@ struct RenderResult {
 // unknown runtime, or a figure-mode library without a working figure renderer).
 std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures);
 
-// The library's mode from the table: "plot" (matplotlib, seaborn, plotnine, altair, pygal,
-// lets-plot) or "figure" (plotly, bokeh); "plot" for a name not in it (refused before it runs).
-std::string render_mode(const std::string& library);
+// The library's mode from the table (runs/libraries.hpp); plot for a name not in it (refused
+// before it runs).
+RenderMode render_mode(const std::string& library);
 // "" when the request is well formed, else why not (job id, source, themes, timeout, data).
 std::string validate_render_request(const RenderRequest& request);
 

@@ -386,7 +386,7 @@ Renderer::~Renderer() {
 }
 
 const Runtime& Renderer::runtime_for(const std::string& library) const {
-  if (render_mode(library) != "snippet") return *runtime_;
+  if (render_mode(library) != RenderMode::snippet) return *runtime_;
   // The modules dir the figure renderer really draws with (PLOTQ_JS_MODULES), as plotqd's App reads.
   if (!js_runtime_)
     js_runtime_ = std::make_shared<const Runtime>(
@@ -401,7 +401,7 @@ std::string Renderer::support(const std::string& library) const {
 RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderResult)> on_done) {
   auto run = std::make_shared<detail::RenderRun>(io_, launcher_, figures_, shared_);
   run->id = ++shared_->next_run;
-  run->mode = render_mode(request.library);
+  run->mode = std::string(to_string(render_mode(request.library)));
   run->on_done = std::move(on_done);
   RenderHandle handle;
   handle.state_ = run;

@@ -6,7 +6,7 @@
 namespace plotq::server {
 
 const runs::Runtime& App::runtime_for(const std::string& library) const {
-  if (runs::render_mode(library) == "snippet") {
+  if (runs::render_mode(library) == runs::RenderMode::snippet) {
     static const runs::Runtime unknown = [] {
       runs::Runtime r;
       r.error = "manifest_missing";

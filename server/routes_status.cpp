@@ -44,7 +44,7 @@ void register_status_routes(App& app) {
     if (!check_caller(app.callers, req, *res)) return;
     nlohmann::json list = nlohmann::json::array();
     for (const runs::Library& l : runs::kLibraries)
-      list.push_back({{"name", l.name}, {"language", l.language}, {"mode", l.mode},
+      list.push_back({{"name", l.name}, {"language", l.language}, {"mode", runs::to_string(l.mode)},
                       {"available", runs::render_support(std::string(l.name), app.runtime_for(std::string(l.name)),
                                                          app.figures) == "ok"}});
     res->send_json(200, {{"libraries", list}});

@@ -121,7 +121,7 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   req->timeout_s = s.cfg.render_timeout_s;
   // Python plot code may read the session's latest dataset version as data.csv (a JavaScript
   // snippet's page has no files).
-  if (runs::render_mode(req->library) == "snippet") return plan_plot(s, t, req);
+  if (runs::render_mode(req->library) == runs::RenderMode::snippet) return plan_plot(s, t, req);
   TurnService* sp = &s;
   s.app.store.run(
       "read the latest dataset version",

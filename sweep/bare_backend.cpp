@@ -46,9 +46,9 @@ class BareBackend : public SweepBackend {
   void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(FileOutcome)> done) override {
     std::uint64_t id = next_id_++;
-    if (render_mode(task.file.library) == "snippet") return start_snippet(task, themes, timeout_s, std::move(done));
+    if (render_mode(task.file.library) == RenderMode::snippet) return start_snippet(task, themes, timeout_s, std::move(done));
     // Figure-mode libraries: the Python step writes the figure's JSON, the host draws it.
-    bool plotly = render_mode(task.file.library) == "figure";
+    bool plotly = render_mode(task.file.library) == RenderMode::figure;
     // The loop must not run out of work while the thread runs: the guard goes with the result.
     auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
         io_.get_executor());

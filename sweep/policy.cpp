@@ -10,12 +10,12 @@ namespace plotq::runs {
 PendingWork pending_work(const std::vector<SweepFile>& pending) {
   PendingWork w;
   w.any_plot = std::any_of(pending.begin(), pending.end(),
-                           [](const SweepFile& f) { return render_mode(f.library) == "plot"; });
+                           [](const SweepFile& f) { return render_mode(f.library) == RenderMode::plot; });
   w.figure_files = static_cast<std::size_t>(std::count_if(pending.begin(), pending.end(), [](const SweepFile& f) {
-    return find_library(f.library) && render_mode(f.library) == "figure";
+    return find_library(f.library) && render_mode(f.library) == RenderMode::figure;
   }));
   w.browser_files = w.figure_files + static_cast<std::size_t>(std::count_if(pending.begin(), pending.end(), [](const SweepFile& f) {
-    return find_library(f.library) && render_mode(f.library) == "snippet";
+    return find_library(f.library) && render_mode(f.library) == RenderMode::snippet;
   }));
   return w;
 }

@@ -30,7 +30,7 @@ class SandboxBackend : public SweepBackend {
     req.themes = themes;
     req.timeout_s = timeout_s;
     // A snippet's page has no files: a data.csv beside a JavaScript file is not handed to it.
-    if (render_mode(req.library) != "snippet") req.data_csv = task.data_csv;
+    if (render_mode(req.library) != RenderMode::snippet) req.data_csv = task.data_csv;
     std::string job_id = req.job_id, library = req.library;
     handles_[id] = renderer_.render(std::move(req), [this, id, themes, job_id, library, done = std::move(done)](RenderResult r) {
       handles_.erase(id);

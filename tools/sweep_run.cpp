@@ -334,7 +334,7 @@ runs::RunnerOptions RunSession::runner_options() {
   // While the figure path warms up (its zygote, then Chromium), draw the plot files first.
   bool warm_figure = std::find(warm_modes.begin(), warm_modes.end(), "figure") != warm_modes.end();
   ro.hold = [this, warm_figure](const runs::SweepFile& f) {
-    if (!launcher || stagger_s <= 0 || runs::render_mode(f.library) != "figure") return false;
+    if (!launcher || stagger_s <= 0 || runs::render_mode(f.library) != runs::RenderMode::figure) return false;
     return (warm_figure && !launcher->zygote_ready("figure")) || (figures && !figures->ready());
   };
   return ro;
@@ -346,7 +346,7 @@ runs::RunnerOptions RunSession::runner_options() {
 void RunSession::on_file(const runs::SweepCounts& c, const std::vector<store::SweepResult>& rows) {
   progress.file(c, rows);
   if (sweep.mode == "sandbox" && figures && !figures_stopped && !rows.empty() &&
-      runs::render_mode(rows.front().library) != "plot" && figure_files_left > 0 && --figure_files_left == 0) {
+      runs::render_mode(rows.front().library) != runs::RenderMode::plot && figure_files_left > 0 && --figure_files_left == 0) {
     figures_stopped = true;
     figures->stop();
   }

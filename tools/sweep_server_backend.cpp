@@ -121,7 +121,7 @@ void ServerBackend::start(const runs::SweepTask& task, const std::vector<std::st
   std::string job_id = prefix_ + "-" + std::to_string(id);
   nlohmann::json body = {{"job_id", job_id},    {"source", task.source}, {"library", task.file.library},
                          {"themes", themes},    {"timeout_s", timeout_s}};
-  if (!task.data_csv.empty() && runs::render_mode(task.file.library) != "snippet") body["data_csv"] = task.data_csv;
+  if (!task.data_csv.empty() && runs::render_mode(task.file.library) != runs::RenderMode::snippet) body["data_csv"] = task.data_csv;
   Node* node = pick();
   ++node->in_flight;
   running_[id] = {job_id, node};

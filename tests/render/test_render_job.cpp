@@ -107,7 +107,7 @@ TEST_CASE("library_support: the table against what the runtime holds", "[support
     INFO(l.name);
     // plot-mode libraries need only their packages; figure-mode ones also a working Chromium.
     CHECK(runs::library_support(l.name, all, true) == "ok");
-    CHECK(runs::library_support(l.name, all, false) == (l.mode != "plot" ? "runtime_unavailable" : "ok"));
+    CHECK(runs::library_support(l.name, all, false) == (l.mode != runs::RenderMode::plot ? "runtime_unavailable" : "ok"));
   }
   // A package the manifest does not list: runtime_unavailable, for that library only.
   auto no_cairo = all;
@@ -142,11 +142,11 @@ TEST_CASE("library_support: the table against what the runtime holds", "[support
 TEST_CASE("the library table: thirteen libraries, their modes, languages and catalogue file stems", "[support]") {
   std::map<std::string, std::string> modes;
   for (const auto& l : runs::kLibraries) {
-    modes[std::string(l.name)] = std::string(l.mode);
+    modes[std::string(l.name)] = std::string(runs::to_string(l.mode));
     INFO(l.name);
     // Snippets are JavaScript and nothing else is; they need no Python package.
-    CHECK((l.mode == "snippet") == (l.language == "javascript"));
-    if (l.mode == "snippet") CHECK((l.packages[0].empty() && l.packages[1].empty()));
+    CHECK((l.mode == runs::RenderMode::snippet) == (l.language == "javascript"));
+    if (l.mode == runs::RenderMode::snippet) CHECK((l.packages[0].empty() && l.packages[1].empty()));
     else CHECK(l.language == "python");
   }
   CHECK(modes == std::map<std::string, std::string>{{"altair", "plot"},     {"bokeh", "figure"},     {"lets-plot", "plot"},
@@ -156,8 +156,8 @@ TEST_CASE("the library table: thirteen libraries, their modes, languages and cat
                                                      {"muix", "snippet"}});
   CHECK(runs::snippet_extension("muix") == ".tsx");
   CHECK(runs::snippet_extension("d3") == ".js");
-  for (const auto& [name, mode] : modes) CHECK(runs::render_mode(name) == mode);
-  CHECK(runs::render_mode("ggplot") == "plot");  // refused before it runs
+  for (const auto& [name, mode] : modes) CHECK(runs::to_string(runs::render_mode(name)) == mode);
+  CHECK(runs::render_mode("ggplot") == runs::RenderMode::plot);  // refused before it runs
   // anyplot names lets-plot's files letsplot.py; every other stem is the library's name.
   REQUIRE(runs::library_for_stem("letsplot"));
   CHECK(runs::library_for_stem("letsplot")->name == "lets-plot");
@@ -185,8 +185,8 @@ TEST_CASE("every render mode is warm by default: plot and figure get a zygote", 
   for (const auto& l : runs::kLibraries) {
     std::string library(l.name);
     INFO(library);
-    if (l.mode == "snippet") continue;  // no sandbox child: the host's Chromium draws snippets
-    CHECK(std::find(modes.begin(), modes.end(), runs::render_mode(library)) != modes.end());
+    if (l.mode == runs::RenderMode::snippet) continue;  // no sandbox child: the host's Chromium draws snippets
+    CHECK(std::find(modes.begin(), modes.end(), std::string(runs::to_string(runs::render_mode(library)))) != modes.end());
   }
 }
 
