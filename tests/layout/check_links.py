@@ -44,36 +44,33 @@ def anchors(path):
     return out
 
 
-def links(path):
+def prose_lines(path):
+    """(line number, line) of a Markdown file outside its code fences."""
     fence = False
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if CODE_FENCE.match(line):
                 fence = not fence
-                continue
-            if fence:
-                continue
-            # inline code is not a link
-            for m in LINK.finditer(re.sub(r"`[^`]*`", "", line)):
-                yield n, m.group(1)
+            elif not fence:
+                yield n, line
+
+
+def links(path):
+    for n, line in prose_lines(path):
+        # inline code is not a link
+        for m in LINK.finditer(re.sub(r"`[^`]*`", "", line)):
+            yield n, m.group(1)
 
 
 def named_paths(path):
-    fence = False
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if CODE_FENCE.match(line):
-                fence = not fence
+    for n, line in prose_lines(path):
+        for m in NAMED_PATH.finditer(line):
+            p = m.group(1)
+            if p.startswith("/") or any(c in p for c in "*<>{}") or "NAME" in p or "NNNN" in p:
                 continue
-            if fence:
+            if any(i in p for i in INSTALLED):
                 continue
-            for m in NAMED_PATH.finditer(line):
-                p = m.group(1)
-                if p.startswith("/") or any(c in p for c in "*<>{}") or "NAME" in p or "NNNN" in p:
-                    continue
-                if any(i in p for i in INSTALLED):
-                    continue
-                yield n, p
+            yield n, p
 
 
 def exists_named(md, p):
