@@ -53,7 +53,15 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
         const bool taken_here = got.ok() && got.value->claimed;
         if (take && !taken_here && epoch == epoch_) claimed_live_ = std::max(0, claimed_live_ - 1);
         auto j = weak.lock();
-        if (taken_here && epoch != epoch_) return;  // the join that ended the old epoch ended it node_lost
+        if (taken_here && epoch != epoch_) {
+          // Claimed under an epoch this node has left: the join ended it node_lost (its key's
+          // answer now); its waiters read that like any job's end.
+          if (j && !j->finished) {
+            j->entry = got.value->entry;
+            awaited_[got.value->entry] = {weak, job_id, key_kind};
+          }
+          return;
+        }
         if (!j || j->finished) {
           // Its waiters went while it was admitted: it ends cancelled, as a withdrawn one does.
           if (taken_here) {
@@ -126,6 +134,14 @@ void ClusterNode::run_claimed_job(const cluster::Claimed& c, std::int64_t epoch)
   std::shared_ptr<RunningJob> job = app_.jobs.find(c.e.job_id, key_kind);
   if (job && job->entry == c.entry) {
     awaited_.erase(c.entry);
+  } else if (job) {
+    // This node waits for an earlier entry of the same key (its end not read yet) while a retry's
+    // new entry comes to it: run this one beside it, outside the registry, so neither replaces
+    // the other (a cancel from elsewhere reaches the registered one only).
+    job = std::make_shared<RunningJob>();
+    job->job_id = c.e.job_id;
+    job->kind = key_kind;
+    job->entry = c.entry;
   } else {
     job = app_.jobs.add(c.e.job_id, key_kind);
     job->entry = c.entry;
