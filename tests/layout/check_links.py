@@ -7,6 +7,7 @@ installed package are not files of ours. External links (http, https, mailto) ar
 nothing outside the machine is reachable at test time."""
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -18,6 +19,19 @@ INSTALLED = ("package_data/", "site-packages/", "node_modules/", "plotly/")  # i
 
 
 def markdown_files():
+    """The project's own Markdown: git's tracked files when this is a clone (what setup installs
+    under runtime/ or node_modules/ is not ours), else a walk that skips those folders."""
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "*.md"], capture_output=True, text=True, check=True).stdout
+        tracked = [os.path.join(ROOT, p) for p in out.split()]
+    except (OSError, subprocess.CalledProcessError):
+        tracked = None
+    if tracked:
+        for path in tracked:
+            rel = os.path.relpath(os.path.dirname(path), ROOT)
+            if os.path.basename(path) == "README.md" or rel in ("docs", "."):
+                yield path
+        return
     for dirpath, dirs, files in os.walk(ROOT):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]
         rel = os.path.relpath(dirpath, ROOT)
