@@ -48,8 +48,7 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
         tx.commit();
         return a;
       },
-      [this, weak, job_id = e.job_id, key_kind = job->kind, take, epoch = epoch_, spec = e.action,
-       kind](store::Stored<cluster::Admitted> got) {
+      [this, weak, e, job_id = e.job_id, key_kind = job->kind, take, epoch = epoch_](store::Stored<cluster::Admitted> got) {
         const bool taken_here = got.ok() && got.value->claimed;
         if (take && !taken_here && epoch == epoch_) claimed_live_ = std::max(0, claimed_live_ - 1);
         auto j = weak.lock();
@@ -66,12 +65,7 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
           // Its waiters went while it was admitted: it ends cancelled, as a withdrawn one does.
           if (taken_here) {
             count_cluster_claim();
-            cluster::Claimed c{got.value->entry, {}, 0, 0};
-            c.e.job_id = job_id;
-            c.e.kind = kind;
-            c.e.action = spec;
-            c.e.origin_node = id_;
-            run_claimed_job(c, epoch);
+            run_claimed_job(cluster::Claimed{got.value->entry, e, 0, 0}, epoch);
             app_.jobs.cancel_all(job_id);
           }
           return;
@@ -98,12 +92,7 @@ void ClusterNode::enqueue_job(const std::shared_ptr<RunningJob>& job, const std:
           count_cluster_claim();
           log_event("cluster_claimed", {{"turn", ""}, {"job_id", job_id}, {"origin", id_}, {"entry", a.entry},
                                         {"started_ms", a.started_ms}, {"waited_ms", 0}});
-          cluster::Claimed c{a.entry, {}, 0, 0};
-          c.e.job_id = job_id;
-          c.e.kind = kind;
-          c.e.action = spec;
-          c.e.origin_node = id_;
-          run_claimed_job(c, epoch);
+          run_claimed_job(cluster::Claimed{a.entry, e, 0, 0}, epoch);
           if (j->cancelled && j->cancel) j->cancel();  // its waiters went meanwhile
           return;
         }

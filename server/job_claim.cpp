@@ -73,10 +73,10 @@ void claim(App& app, const std::shared_ptr<Responder>& res, const std::string& j
       "claim a job",
       [job_id, kind, fp, local, cluster, lease](store::Db& db) {
         store::Claim c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
-        if (c.state == store::ClaimState::running_same && !local &&
-            (!cluster || store::cluster::take_over_key(db, job_id, kind, store::now_unix() - lease))) {
-          if (!cluster) store::idempotency::forget(db, job_id, kind);
-          c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
+        if (c.state == store::ClaimState::running_same && !local) {
+          bool orphan = cluster ? store::cluster::take_over_key(db, job_id, kind, store::now_unix() - lease)
+                                : store::idempotency::forget(db, job_id, kind);
+          if (orphan) c = store::idempotency::begin(db, job_id, kind, fp, store::now_unix());
         }
         return c;
       },
