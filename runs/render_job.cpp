@@ -90,7 +90,8 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   std::shared_ptr<RendererShared> shared;
   std::uint64_t id = 0;
   RenderRequest req;
-  std::string mode;
+  RenderMode mode = RenderMode::plot;
+  std::string mode_name() const { return std::string(to_string(mode)); }
   std::function<void(RenderResult)> on_done;
   RenderResult result;
   std::size_t next = 0;
@@ -116,19 +117,19 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     if (cancelled) {
       ThemeRun r;
       r.theme = theme;
-      r.mode = mode;
+      r.mode = mode_name();
       r.outcome = "cancelled";
       r.message = describe(r);
       return theme_done(std::move(r));
     }
     theme_start = Clock::now();
-    if (mode == "snippet") {
+    if (mode == RenderMode::snippet) {
       // JavaScript: no Python sandbox; the snippet itself goes to the host's Chromium, whose
       // locked page is its sandbox (sandbox/figure/README.md, "JavaScript snippets").
       ThemeRun r;
       r.theme = theme;
-      r.mode = mode;
-      r.job.outputs[render_output_name(mode, theme)] = req.source;
+      r.mode = mode_name();
+      r.job.outputs[render_output_name(mode_name(), theme)] = req.source;
       r.job.attempts = 1;  // a run that was tried (the ledger books attempts 0 as never started)
       return draw(std::move(r));
     }
@@ -143,8 +144,8 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     in_job = false;
     job = {};
     if (finished) return;
-    ThemeRun r = interpret_render_job(std::move(jr), mode, theme);
-    if (r.outcome == "ok" && mode == "figure") {
+    ThemeRun r = interpret_render_job(std::move(jr), mode_name(), theme);
+    if (r.outcome == "ok" && mode == RenderMode::figure) {
       if (!cancelled) return draw(std::move(r));
       // cancelled after the plot step ended, before its answer arrived: nothing is drawn
       r.outcome = "cancelled";
@@ -157,10 +158,10 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   // Figure mode's second step: the collected JSON into a fresh host-side file, FigureRenderer draws
   // it within the time the plot step left, the PNG is read back under its cap.
   void draw(ThemeRun r) {
-    const std::string out = render_output_name(mode, r.theme);
+    const std::string out = render_output_name(mode_name(), r.theme);
     std::string json = std::move(r.job.outputs[out]);
     r.job.outputs.clear();
-    if (!figures || !figures->available(mode == "plot" ? "" : req.library)) {
+    if (!figures || !figures->available(mode == RenderMode::plot ? "" : req.library)) {
       r.outcome = "runtime_unavailable";
       r.message = describe(r);
       return theme_done(std::move(r));
@@ -176,7 +177,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     std::uint64_t token = ++draw_token;
     std::uint64_t n = ++shared->next_file;
     std::string base = std::to_string(id) + "-" + std::to_string(n) + "-" + current.theme;
-    pending_json = base + (mode == "snippet" ? std::string(snippet_extension(req.library)) : std::string(".json"));
+    pending_json = base + (mode == RenderMode::snippet ? std::string(snippet_extension(req.library)) : std::string(".json"));
     pending_png = base + ".png";
     int dirfd = shared->dirfd;
     std::weak_ptr<RenderRun> weak = shared_from_this();
@@ -221,7 +222,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       orphan_files(weak_shared, a, b);
     };
     const std::string in = shared->dir_path + "/" + pending_json, out = shared->dir_path + "/" + pending_png;
-    figure_job = mode == "snippet"
+    figure_job = mode == RenderMode::snippet
                      ? figures->render_snippet(in, out, sandbox::SnippetJob{req.library, current.theme, false}, left, on_drawn)
                      : figures->render(in, out, left, on_drawn);
   }
@@ -230,7 +231,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     if (token != draw_token || finished) return remove_files(pending_json, pending_png);
     figure_job.reset();
     current.draw_s = since(draw_start);
-    if (mode == "snippet") {
+    if (mode == RenderMode::snippet) {
       // The draw is the whole run: its time is the run's (the ledger's wall_s).
       current.wall_s = current.draw_s;
       current.job.wall_s = current.draw_s;
@@ -401,7 +402,7 @@ std::string Renderer::support(const std::string& library) const {
 RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderResult)> on_done) {
   auto run = std::make_shared<detail::RenderRun>(io_, launcher_, figures_, shared_);
   run->id = ++shared_->next_run;
-  run->mode = std::string(to_string(render_mode(request.library)));
+  run->mode = render_mode(request.library);
   run->on_done = std::move(on_done);
   RenderHandle handle;
   handle.state_ = run;
