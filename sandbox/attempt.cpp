@@ -42,15 +42,20 @@ std::vector<std::string> LauncherState::job_env(const std::shared_ptr<Job>& job)
 }
 
 ConfineSpec LauncherState::confine_spec(const std::shared_ptr<Job>& job, bool warm_path, struct stat& st) {
+  return confine_spec_for(job->spec.mode, job->slot, job->dir_name, job->cpu_limit_s, warm_path, st);
+}
+
+ConfineSpec LauncherState::confine_spec_for(const std::string& mode, int slot_index, const std::string& dir_name,
+                                            std::uint64_t cpu_s, bool warm_path, struct stat& st) {
   ConfineSpec spec;
   spec.unshare_flags = job_self_namespaces();
   spec.new_session = true;
-  Slot& slot = slots[static_cast<size_t>(job->slot)];
+  Slot& slot = slots[static_cast<size_t>(slot_index)];
   if (slot.cgroup.valid()) {
     for (const auto& f : slot.cgroup.procs_files())
       if (spec.n_cgroups < ConfineSpec::kMaxCgroups) set_path(spec.cgroup_procs[spec.n_cgroups++], f);
   }
-  set_path(spec.work_dir, config.runs_dir + "/" + job->dir_name);
+  set_path(spec.work_dir, config.runs_dir + "/" + dir_name);
   spec.work_dev = st.st_dev;
   spec.work_ino = st.st_ino;
   spec.read_only_root = true;
@@ -62,14 +67,14 @@ ConfineSpec LauncherState::confine_spec(const std::shared_ptr<Job>& job, bool wa
     if (spec.n_hidden < ConfineSpec::kMaxHidden && !h.empty() && h[0] == '/' && set_path(spec.hidden[spec.n_hidden], h))
       ++spec.n_hidden;
   // Warm: uids of the zygote's user namespace (0 = the zygote, 1+slot = this job).
-  std::uint32_t ns_uid = 1 + static_cast<std::uint32_t>(job->slot);
-  spec.uid = spec.gid = warm_path ? ns_uid : uids.job_uid(static_cast<std::uint32_t>(job->slot));
+  std::uint32_t ns_uid = 1 + static_cast<std::uint32_t>(slot_index);
+  spec.uid = spec.gid = warm_path ? ns_uid : uids.job_uid(static_cast<std::uint32_t>(slot_index));
   spec.drop_groups = !warm_path;
-  bool plot_like = job->spec.mode == "plot" || job->spec.mode == "figure";
+  bool plot_like = mode == "plot" || mode == "figure";
   bool memory_bounded = slot.cgroup.valid() && layers.active("cgroup_memory");
   spec.rlimits.as_bytes = (plot_like && memory_bounded ? config.plot_rlimit_as_mb : config.rlimit_as_mb) << 20;
   spec.rlimits.nproc = config.rlimit_nproc;
-  spec.rlimits.cpu_s = job->cpu_limit_s;
+  spec.rlimits.cpu_s = cpu_s;
   spec.rlimits.fsize_bytes = config.rlimit_fsize_mb << 20;
   spec.rlimits.nofile = config.rlimit_nofile;
   spec.nice = static_cast<int>(config.sandbox_nice);
@@ -80,6 +85,7 @@ ConfineSpec LauncherState::confine_spec(const std::shared_ptr<Job>& job, bool wa
   return spec;
 }
 
+// The work dir is an armed spare's when the attempt adopted one (take_spare), else made here.
 bool LauncherState::prepare_attempt(const std::shared_ptr<Job>& job, std::string* why) {
   auto fail = [&](const std::string& w) {
     job->scratch_full = errno == ENOSPC || errno == EDQUOT;
@@ -87,12 +93,14 @@ bool LauncherState::prepare_attempt(const std::shared_ptr<Job>& job, std::string
     return false;
   };
   const std::uint32_t uid = uids.job_uid(static_cast<std::uint32_t>(job->slot));
-  job->dir_name = "job-" + std::to_string(::getpid()) + "-" + std::to_string(job->id) + "-" + std::to_string(job->attempt);
-  std::string path = config.runs_dir + "/" + job->dir_name;
-  if (::mkdir(path.c_str(), 0700) != 0) return fail("mkdir work dir");
-  job->dirfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (job->dirfd < 0) return fail("open work dir");
-  if (::fchown(job->dirfd, uid, uid) != 0) return fail("chown work dir");
+  if (job->spare.empty()) {
+    job->dir_name = "job-" + std::to_string(::getpid()) + "-" + std::to_string(job->id) + "-" + std::to_string(job->attempt);
+    std::string path = config.runs_dir + "/" + job->dir_name;
+    if (::mkdir(path.c_str(), 0700) != 0) return fail("mkdir work dir");
+    job->dirfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (job->dirfd < 0) return fail("open work dir");
+    if (::fchown(job->dirfd, uid, uid) != 0) return fail("chown work dir");
+  }
   for (const auto& [name, bytes] : job->spec.files) {
     int fd = write_new_file(job->dirfd, name, bytes);
     if (fd < 0) return fail("write " + name);
@@ -132,6 +140,14 @@ void LauncherState::start_attempt(const std::shared_ptr<Job>& job) {
   double remaining = job->spec.timeout_s - job->used_s;
   job->cpu_limit_s = cpu_limit_for(remaining, config.rlimit_cpu_s);
 
+  // A retry after a warm launcher failure runs cold: the zygote is the likely culprit (it may be
+  // dying right now), the cold path shares nothing with it.
+  bool retry_after_warm = job->attempt > 1 && job->warm;
+  bool want_warm = !(job->spec.cold ? *job->spec.cold : config.sandbox_cold) && layers.active("warm") && !retry_after_warm;
+  std::shared_ptr<Zygote> z = want_warm ? zygote_for(job->spec.mode) : nullptr;
+  job->spare.clear();
+  if (z && z->state() == Zygote::State::ready) take_spare(job, *z);
+
   std::string why;
   if (!prepare_attempt(job, &why)) {
     job->result.reason = job->scratch_full ? Reason::scratch_full : Reason::io;
@@ -140,11 +156,6 @@ void LauncherState::start_attempt(const std::shared_ptr<Job>& job) {
     complete(job);
     return;
   }
-  // A retry after a warm launcher failure runs cold: the zygote is the likely culprit (it may be
-  // dying right now), the cold path shares nothing with it.
-  bool retry_after_warm = job->attempt > 1 && job->warm;
-  bool want_warm = !(job->spec.cold ? *job->spec.cold : config.sandbox_cold) && layers.active("warm") && !retry_after_warm;
-  std::shared_ptr<Zygote> z = want_warm ? zygote_for(job->spec.mode) : nullptr;
   if (z && z->state() != Zygote::State::failed) {
     if (z->state() == Zygote::State::ready) {
       if (launch_warm(job)) return;
@@ -174,10 +185,17 @@ std::string LauncherState::build_warm_message(const std::shared_ptr<Job>& job, c
     auto eq = kv.find('=');
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  nlohmann::json confine = to_json(spec);
-  confine["seccomp"] = spec.filter != nullptr;
   nlohmann::json msg = {{"job", job->id}, {"slot", job->slot}, {"mode", job->spec.mode}, {"argv", job->spec.argv}, {"env", env},
-                        {"confine", confine}, {"require_filter", config.require_exec_filter}};
+                        {"require_filter", config.require_exec_filter}};
+  if (!job->spare.empty()) {
+    // Confined already, in this dir: the job brings only its CPU allowance.
+    msg["spare"] = job->spare;
+    msg["cpu_s"] = job->cpu_limit_s;
+  } else {
+    nlohmann::json confine = to_json(spec);
+    confine["seccomp"] = spec.filter != nullptr;
+    msg["confine"] = confine;
+  }
   return msg.dump();
 }
 

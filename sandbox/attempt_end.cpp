@@ -80,7 +80,8 @@ void LauncherState::kill_job(const std::shared_ptr<Job>& job) {
     // nothing: C is gone already
   }
   Slot& slot = slots[static_cast<size_t>(job->slot)];
-  if (slot.cgroup.valid()) slot.cgroup.kill_all(uids.job_uid(static_cast<std::uint32_t>(job->slot)));
+  if (slot.cgroup.valid() && slot.cgroup.kill_all(uids.job_uid(static_cast<std::uint32_t>(job->slot))) > 0)
+    after_slot_kill(job->slot);
   if (!job->killed) {
     job->killed = true;
     std::weak_ptr<LauncherState> weak = weak_from_this();
@@ -207,6 +208,7 @@ void LauncherState::decide(const std::shared_ptr<Job>& job, const TreeMeasure& t
   r.outputs = std::move(verdict.outputs);
   r.attempts = job->attempt;
   r.warm = job->warm;
+  r.spare = job->warm && !job->spare.empty();
   r.wall_s = seconds(job->exited_at - job->first_spawn);
   r.stdout_head = job->stdout_buf.head();
   r.stdout_tail = job->stdout_buf.tail();

@@ -100,6 +100,14 @@ void stage_for_jobs(Config& c) {
 
 }  // namespace
 
+std::uint32_t spares_for(const Config& c, const std::string& mode) {
+  if (mode == "raw") return c.spares_raw;
+  if (mode == "data") return c.spares_data;
+  if (mode == "plot") return c.spares_plot;
+  if (mode == "figure") return c.spares_figure;
+  return 0;
+}
+
 std::string exec_arm_module(const Config& c) {
   std::string::size_type slash = c.confine_lib.rfind('/');
   return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/plotq_exec_arm.so";

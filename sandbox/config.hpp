@@ -88,6 +88,11 @@ struct Config {
   // Modules the raw-mode zygote imports before forking (the harness's preload covers the other
   // modes). Empty: a bare interpreter. E.g. {"numpy", "pandas", "matplotlib.pyplot"}.
   std::vector<std::string> raw_preload;
+  // Armed spares (docs/sandbox.md "Armed spares"): per warm mode, children of its zygote already
+  // confined in a fresh work dir (each bound to one job slot), waiting for one job each. 0 = the
+  // zygote keeps one unconfined spare per slot instead (confined once its job came).
+  std::uint32_t spares_raw = 1, spares_data = 2, spares_plot = 1, spares_figure = 1;
+  double spare_max_wait_s = 600;  // a spare that waited longer is retired and another armed
 
   // --- layers -----------------------------------------------------------------------------------
   // Layers that must be active, else every job is refused with reason sandbox_unavailable.
@@ -105,6 +110,8 @@ Config config_from_env();
 // jobs cannot see it (under /tmp or a hidden path, e.g. a checkout in /tmp), read-only copies are
 // staged under /var/lib/plotq/stage/<hash>/ and the config points there.
 Config resolved(Config c);
+// The armed spares a mode's zygote keeps per job slot (0 for a mode without a setting).
+std::uint32_t spares_for(const Config& c, const std::string& mode);
 // plotq_exec_arm.so, next to confine_lib: the cold path arms the exec filter with it.
 std::string exec_arm_module(const Config& c);
 // The path is behind one of the empty tmpfs mounts every job gets (/tmp, hidden_paths, runs, locks).

@@ -54,6 +54,13 @@ void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_ZYGOTE_START_TIMEOUT_S", &c.zygote_start_timeout_s, "a zygote's preload must finish within this, seconds").range(1, 3600);
   s.add("PLOTQ_ZYGOTE_MAX_RESTARTS", &c.zygote_max_restarts, "consecutive failed zygote starts before a mode goes cold for good")
       .range(0, 1000);
+  // Each spare is a fork of its zygote: its cost is the pages it has written (PSS, sandbox/README.md).
+  s.add("PLOTQ_SPARES_RAW", &c.spares_raw, "armed spares for raw jobs (0: confine each job after it comes)").range(0, 8);
+  s.add("PLOTQ_SPARES_DATA", &c.spares_data, "armed spares for data runs: two let jobs back to back never wait for a fork").range(0, 8);
+  s.add("PLOTQ_SPARES_PLOT", &c.spares_plot, "armed spares for PNG plot jobs").range(0, 8);
+  s.add("PLOTQ_SPARES_FIGURE", &c.spares_figure, "armed spares for figure plot steps").range(0, 8);
+  s.add("PLOTQ_SPARE_MAX_WAIT_S", &c.spare_max_wait_s, "an armed spare that waited longer is retired and another armed, seconds")
+      .range(1, 86400);
   s.add("PLOTQ_RAW_PRELOAD", &c.raw_preload, "modules the raw-mode zygote imports before forking, comma separated");
   s.add("PLOTQ_REQUIRED_LAYERS", &c.required_layers, "sandbox layers that must be active, else every job is refused, comma separated");
   s.add("PLOTQ_REQUIRE_EXEC_FILTER", &c.require_exec_filter, "a job exits exec_denied when the exec filter cannot be armed");

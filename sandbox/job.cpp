@@ -74,6 +74,7 @@ nlohmann::json to_json(const JobResult& r) {
   j["max_rss_mb"] = std::round(r.max_rss_mb * 10.0) / 10.0;
   j["filter"] = r.filter;
   j["warm"] = r.warm;
+  j["spare"] = r.spare;
   j["attempts"] = r.attempts;
   j["stdout_head"] = utf8_safe(r.stdout_head);
   j["stdout_tail"] = utf8_safe(r.stdout_tail);

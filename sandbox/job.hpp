@@ -72,6 +72,7 @@ struct JobResult {
   double max_rss_mb = 0;   // peak RSS (rusage)
   std::string filter;      // first report line: "armed tsync", "refused ...", "" when none came
   bool warm = false;       // ran from a zygote
+  bool spare = false;      // ran in an armed spare: confined before the job came (docs/sandbox.md)
   int attempts = 0;
   std::string stdout_head, stdout_tail;  // first/last bytes of stdout (tail empty if all fit in head)
   std::uint64_t stdout_bytes = 0;

@@ -27,7 +27,7 @@ bool valid_env_name(const std::string& n) {
   return true;
 }
 
-// Work dirs (job-<pid>-...) and zygote scratch dirs (zygote-<mode>-<pid>-...) of processes that
+// Work dirs (job-<pid>-..., spare-<pid>-...) and zygote scratch dirs (zygote-<mode>-<pid>-...) of processes that
 // died without cleaning up.
 void remove_stale_runs(const std::string& runs_dir) {
   int dfd = ::open(runs_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -38,6 +38,7 @@ void remove_stale_runs(const std::string& runs_dir) {
       std::string name = e->d_name;
       std::string rest;
       if (name.rfind("job-", 0) == 0) rest = name.substr(4);
+      else if (name.rfind("spare-", 0) == 0) rest = name.substr(6);
       else if (name.rfind("zygote-", 0) == 0 && name.find('-', 7) != std::string::npos) rest = name.substr(name.find('-', 7) + 1);
       else continue;
       long pid = std::strtol(rest.c_str(), nullptr, 10);
@@ -145,6 +146,14 @@ void Launcher::prewarm(const std::string& mode) {
 std::optional<pid_t> Launcher::zygote_pid(const std::string& mode) const {
   auto it = state_->zygotes.find(mode);
   return it == state_->zygotes.end() ? std::nullopt : it->second->pid();
+}
+
+std::vector<pid_t> Launcher::spare_pids() const { return state_->spare_pids(); }
+
+std::map<std::string, std::size_t> Launcher::spares_waiting() const {
+  std::map<std::string, std::size_t> out;
+  for (const auto& [mode, list] : state_->spares) out[mode] = list.size();
+  return out;
 }
 
 bool Launcher::zygote_ready(const std::string& mode) const {
@@ -258,12 +267,7 @@ void LauncherState::finish_now(const std::shared_ptr<Job>& job, Reason reason, c
 void LauncherState::start_queue() {
   if (shutting_down) return;
   while (!queue.empty()) {
-    int free_slot = -1;
-    for (size_t i = 0; i < slots.size(); ++i)
-      if (!slots[i].busy) {
-        free_slot = static_cast<int>(i);
-        break;
-      }
+    int free_slot = pick_slot(queue.front()->spec.mode);
     if (free_slot < 0) return;
     auto job = queue.front();
     queue.pop_front();
@@ -309,7 +313,7 @@ void LauncherState::complete(const std::shared_ptr<Job>& job) {
   auto cb = std::move(job->on_done);
   JobResult r = std::move(job->result);
   log_event("sandbox_job", {{"job", job->id}, {"label", job->spec.label}, {"mode", job->spec.mode},
-                            {"reason", to_string(r.reason)}, {"warm", r.warm}, {"attempts", r.attempts},
+                            {"reason", to_string(r.reason)}, {"warm", r.warm}, {"spare", r.spare}, {"attempts", r.attempts},
                             {"wall_s", std::round(r.wall_s * 1000) / 1000}});
   asio::post(io, [cb, r] {
     if (cb) cb(r);
@@ -335,6 +339,10 @@ void LauncherState::shutdown() {
     }
   }
   for (auto& [mode, z] : zygotes) z->stop();
+  spare_timer.cancel();
+  for (auto& [mode, list] : spares)
+    for (auto& s : list) remove_spare_dir(s);
+  spares.clear();
   for (auto& h : helpers) h->stop();
   for (auto& [id, job] : active) cleanup_attempt(job);
   active.clear();

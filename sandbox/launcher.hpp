@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,11 @@ class Launcher {
   bool zygote_ready(const std::string& mode) const;
   // The cold helper of a job slot (its host pid; empty when it is not running). For tests.
   std::optional<pid_t> cold_helper_pid(std::size_t slot) const;
+  // Host pids of the armed spares waiting for a job (docs/sandbox.md "Armed spares"): processes
+  // of a job uid that are no job's. For tests and /status.
+  std::vector<pid_t> spare_pids() const;
+  // Armed spares waiting per warm mode (forked or not yet).
+  std::map<std::string, std::size_t> spares_waiting() const;
   // The uids this Launcher hands out: [uid_first, uid_first + uid_count); the first is the
   // zygotes' user-namespace root, the others one per job slot.
   std::uint32_t uid_first() const;

@@ -21,6 +21,15 @@ std::shared_ptr<Zygote> LauncherState::zygote_for(const std::string& mode) {
   for (const auto& slot : slots) slot_cgroups.push_back(slot.cgroup.procs_files());
   auto z = std::make_shared<Zygote>(io, config, mode, uids.first(), uids.size(), slot_cgroups);
   zygotes[mode] = z;
+  if (spares_for(config, mode) > 0) {
+    std::weak_ptr<LauncherState> weak = weak_from_this();
+    z->on_ready = [weak, mode] {
+      if (auto self = weak.lock()) self->arm_spares(mode);
+    };
+    z->on_event = [weak, mode](const std::string& event, const std::string& spare, pid_t pid) {
+      if (auto self = weak.lock()) self->spare_event(mode, event, spare, pid);
+    };
+  }
   return z;
 }
 

@@ -42,6 +42,16 @@ struct Slot {
   JobCgroup cgroup;
 };
 
+// A zygote's child confined in a work dir the host made, waiting for one job (spares.cpp).
+struct ArmedSpare {
+  std::string name;  // its work dir under runs_dir, and its name in the zygote
+  int slot = 0;
+  std::uint64_t generation = 0;  // of the zygote that got the arm request
+  Clock::time_point armed_at;
+  int dirfd = -1;
+  pid_t pid = -1;  // on the host, once the zygote said it forked it
+};
+
 struct LauncherState;
 
 struct Job : std::enable_shared_from_this<Job> {
@@ -64,6 +74,7 @@ struct Job : std::enable_shared_from_this<Job> {
   // --- one attempt ---
   std::string dir_name;
   int dirfd = -1;
+  std::string spare;  // the armed spare this attempt adopted (its dir is dir_name), "" for none
   JobChannels ch;
   std::unique_ptr<Descriptor> out, err, rep, status, cpidfd;
   int gpidfd = -1;
@@ -89,7 +100,7 @@ struct Job : std::enable_shared_from_this<Job> {
 };
 
 struct LauncherState : std::enable_shared_from_this<LauncherState> {
-  LauncherState(asio::io_context& io_, Config c) : io(io_), config(std::move(c)), pool(1) {}
+  LauncherState(asio::io_context& io_, Config c) : io(io_), config(std::move(c)), pool(1), spare_timer(io_) {}
 
   asio::io_context& io;
   Config config;
@@ -103,6 +114,12 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   std::deque<std::shared_ptr<Job>> queue;
   std::map<std::uint64_t, std::shared_ptr<Job>> active;  // queued or running
   std::map<std::string, std::shared_ptr<Zygote>> zygotes;
+  std::map<std::string, std::deque<ArmedSpare>> spares;  // mode -> armed spares, oldest first
+  std::uint64_t next_spare = 1;
+  std::map<std::string, int> spares_lost;  // per mode, see spares.cpp kMaxSparesLost
+  std::map<std::string, std::uint64_t> armed_generation;  // per mode: the zygote start last armed for
+  asio::steady_timer spare_timer;  // retires spares that waited too long
+  bool spare_timer_armed = false;
   std::uint64_t next_id = 1;
   std::size_t stuck_count = 0;
   bool shutting_down = false;
@@ -112,6 +129,18 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   void finish_now(const std::shared_ptr<Job>& job, Reason reason, const std::string& message);
   void start_attempt(const std::shared_ptr<Job>& job);
   bool prepare_attempt(const std::shared_ptr<Job>& job, std::string* why);
+  // spares.cpp
+  bool arm_spare(const std::string& mode, int slot, Zygote& z);
+  void arm_spares(const std::string& mode);  // tops the mode up to spares_for(mode), spread over the slots
+  int pick_slot(const std::string& mode) const;  // a free slot, the one whose spare waited longest first; -1
+  bool take_spare(const std::shared_ptr<Job>& job, Zygote& z);  // adopts one as the job's dir
+  void retire_spare(const std::string& mode, ArmedSpare& s);
+  void remove_spare_dir(ArmedSpare& s);
+  void drop_spares(const std::string& mode, int slot);  // slot -1: all
+  void spare_event(const std::string& mode, const std::string& event, const std::string& name, pid_t pid);
+  void after_slot_kill(int slot);
+  std::vector<pid_t> spare_pids() const;
+  void watch_spare_ages();
   void launch_cold(const std::shared_ptr<Job>& job);
   bool launch_warm(const std::shared_ptr<Job>& job);
   void spawned(const std::shared_ptr<Job>& job);
@@ -133,6 +162,8 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   void reap_c(const std::shared_ptr<Job>& job);
   std::string build_warm_message(const std::shared_ptr<Job>& job, const ConfineSpec& spec);
   ConfineSpec confine_spec(const std::shared_ptr<Job>& job, bool warm_path, struct stat& st);
+  ConfineSpec confine_spec_for(const std::string& mode, int slot, const std::string& dir_name, std::uint64_t cpu_s,
+                               bool warm_path, struct stat& st);
   std::vector<std::string> job_env(const std::shared_ptr<Job>& job);
   std::shared_ptr<Zygote> zygote_for(const std::string& mode);
   void start_helper(std::size_t slot);

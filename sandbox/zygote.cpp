@@ -96,6 +96,10 @@ void Zygote::start() {
     img.argv.push_back("--preload");
     img.argv.push_back(list);
   }
+  if (std::uint32_t n = spares_for(config_, mode_)) {
+    img.argv.push_back("--armed-spares");
+    img.argv.push_back(std::to_string(n));
+  }
   if (!slot_cgroups_.empty()) {
     img.argv.push_back("--slot-cgroups");
     img.argv.push_back(nlohmann::json(slot_cgroups_).dump());
@@ -197,7 +201,26 @@ void Zygote::on_sync_readable() {
 
 void Zygote::on_ctl_readable() {
   char buf[4096];
-  ssize_t n = ::recv(ctl_->native_handle(), buf, sizeof buf, MSG_DONTWAIT);
+  // An event may carry one descriptor (a spare's pidfd); anything more is closed unread.
+  alignas(struct cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+  struct iovec iov = {buf, sizeof buf};
+  struct msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(ctl_->native_handle(), &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  std::vector<int> fds;
+  for (struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&mh) : nullptr; c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        fds.push_back(fd);
+      }
+  int event_fd = fds.size() == 1 ? fds[0] : -1;
+  if (event_fd < 0)
+    for (int fd : fds) ::close(fd);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
     // spurious wake-up: wait again
   } else if (n <= 0) {
@@ -215,7 +238,15 @@ void Zygote::on_ctl_readable() {
     } catch (const std::exception&) {
       log_event("zygote_bad_message", {{"mode", mode_}});
     }
+  } else if (state_ == State::ready) {
+    try {
+      auto j = nlohmann::json::parse(std::string(buf, static_cast<size_t>(n)));
+      if (on_event) on_event(j.value("event", ""), j.value("spare", ""), event_fd >= 0 ? pid_of_pidfd(event_fd) : -1);
+    } catch (const std::exception&) {
+      log_event("zygote_bad_message", {{"mode", mode_}});
+    }
   }
+  if (event_fd >= 0) ::close(event_fd);
   std::weak_ptr<Zygote> weak = weak_from_this();
   std::uint64_t gen = generation_;
   if (ctl_)
@@ -255,6 +286,8 @@ void Zygote::settle(bool ok) {
   }
   auto waiters = std::move(waiters_);
   waiters_.clear();
+  // Armed first (posted before the waiters): a job that waited for this start finds its spare.
+  if (ok && on_ready) on_ready();
   for (auto& cb : waiters) asio::post(io_, [cb, ok] { cb(ok); });
 }
 
@@ -276,6 +309,12 @@ bool Zygote::submit(const std::string& message, const ChildFds& fds) {
     if (::poll(&p, 1, 0) == 1) return false;
   }
   return send_job_fds(ctl_->native_handle(), message.data(), message.size(), fds) == 0;
+}
+
+bool Zygote::send(const std::string& message) {
+  if (state_ != State::ready || !ctl_) return false;
+  return ::send(ctl_->native_handle(), message.data(), message.size(), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+         static_cast<ssize_t>(message.size());
 }
 
 void Zygote::stop() {

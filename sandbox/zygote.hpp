@@ -39,6 +39,15 @@ class Zygote : public std::enable_shared_from_this<Zygote> {
   // Hands a job over (message + the job's stdout, stderr, report and status descriptors).
   // False when not ready or the send failed.
   bool submit(const std::string& message, const ChildFds& fds);
+  // A message without descriptors (arm or retire a spare). False when not ready or it failed.
+  bool send(const std::string& message);
+  // Called on the loop each time Z says it is ready (after every start).
+  std::function<void()> on_ready;
+  // Called on the loop with each event Z sends once ready: "spare" (an armed spare was forked;
+  // pid: its pid on the host, from the pidfd the event carries) and "spare_lost".
+  std::function<void(const std::string& event, const std::string& spare, pid_t pid)> on_event;
+  // Bumps with every start and stop: what was handed to an earlier Z is gone.
+  std::uint64_t generation() const { return generation_; }
   std::optional<pid_t> pid() const;  // Z's pid on the host
   // Kills it and waits (briefly) until it and everything under it is gone. Blocking: destructor
   // and shutdown only.

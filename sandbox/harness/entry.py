@@ -15,7 +15,8 @@ place and before any user code.
 Cold path:  python3 -I -B entry.py --mode M --report-fd 3 --lib LIB [--filter-optional] -- ARGV...
             (LIB = libplotq_confine.so; the exec filter is armed by plotq_exec_arm.so, its
             sibling, a C extension: no ctypes and no C++ runtime in a cold job)
-Warm path:  zygote.py calls run_job() in its forked child (the library is already loaded).
+Warm path:  zygote.py calls run_job() in its forked child (the library is already loaded); an
+            armed spare armed the filter while it waited and passes its state in.
 Exit 3 (EXEC_DENY_EXIT) means "the exec filter could not be armed"; the host believes it only
 after a `refused` line (a job can exit 3 by itself).
 """
@@ -128,10 +129,11 @@ def _flush():
             pass
 
 
-def run_job(mode, argv, report_fd, lib_path=None, require_filter=True):
-    """Never returns."""
+def run_job(mode, argv, report_fd, lib_path=None, require_filter=True, armed=None):
+    """Never returns. `armed`: (armed, state) of an exec filter an armed spare installed before
+    its job came (zygote.py); None = arm it now."""
     exit_now = os._exit
-    armed, state = arm_exec_filter(lib_path)
+    armed, state = armed if armed is not None else arm_exec_filter(lib_path)
     line = ("armed " if armed else "refused ") + state + "\n"
     try:
         os.write(report_fd, line.encode("ascii", "replace"))

@@ -33,9 +33,12 @@ cold path, minus the namespaces it made already), replaces its environment, and 
 entry.run_job().
 """
 import ctypes
+import errno
 import gc
 import json
+import math
 import os
+import resource
 import select
 import signal
 import socket
@@ -76,10 +79,12 @@ def log(msg):
 
 
 class Spare:
-    __slots__ = ("pid", "pidfd", "sock", "slot")
+    """A forked child waiting for one job. `name` is its armed work dir's name (the host made the
+    dir and sent the arm request), None for an unarmed spare (confined only once its job came)."""
+    __slots__ = ("pid", "pidfd", "sock", "slot", "name")
 
-    def __init__(self, pid, pidfd, sock, slot):
-        self.pid, self.pidfd, self.sock, self.slot = pid, pidfd, sock, slot
+    def __init__(self, pid, pidfd, sock, slot, name=None):
+        self.pid, self.pidfd, self.sock, self.slot, self.name = pid, pidfd, sock, slot, name
 
 
 def join_cgroups(procs_files):
@@ -108,11 +113,46 @@ def warm_spare(sock):
     waiting.register(sock, select.POLLIN)
     if waiting.poll(WARM_AFTER_S * 1000):
         return
-    harness.warm_spare(mode, lambda: bool(waiting.poll(0)))
+    try:  # an optimisation only: a spare whose warm-up fails still serves its job
+        harness.warm_spare(mode, lambda: bool(waiting.poll(0)))
+    except Exception:
+        pass
 
 
-def child_main(sock, procs_files):
-    """Runs in a spare: join the slot's cgroups, wait for one job, then become it. Never returns."""
+def confine_self(confine, made):
+    """plotq_confine_job for a spare: its cgroups and session were made when it started, and so
+    were the namespaces in `made`. None, or the error line for the report pipe."""
+    confine = dict(confine)
+    confine["cgroup_procs"] = []  # joined already, when the spare started
+    confine["new_session"] = False  # made already, when the spare started
+    flags = int(confine.get("unshare_flags", 0))
+    if made & ~flags:  # the spare made a namespace this job did not ask for: not its sandbox
+        return "error confine:spare-namespaces 22\n"
+    confine["unshare_flags"] = flags & ~made  # made already, before the job came
+    err = ctypes.create_string_buffer(256)
+    rc = lib.plotq_confine_job(json.dumps(confine).encode(), err, ctypes.c_size_t(256))
+    if rc != 0:
+        return "error confine:%s %d\n" % (err.value.decode("ascii", "replace"), -rc)
+    return None
+
+
+def set_job_cpu_limit(cpu_s):
+    """An armed spare was confined under the longest CPU limit; its job gets its own allowance on
+    top of what the spare used while it waited (that CPU is in the job's rusage too). Only ever
+    lowers the limit."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    want = int(math.ceil(ru.ru_utime + ru.ru_stime)) + max(1, int(cpu_s))
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY and want > hard:
+        want = hard
+    resource.setrlimit(resource.RLIMIT_CPU, (want, want))
+
+
+def child_main(sock, procs_files, arm=None):
+    """Runs in a spare: join the slot's cgroups, wait for one job, then become it. Never returns.
+    An armed spare (`arm`: the host's request, a ConfineSpec with a fresh work dir the host made
+    for it) is confined whole and has its exec filter armed before it waits: its job only takes
+    its descriptors, its environment and its CPU allowance."""
     code = 126
     try:
         # The job's own session first, not at confinement: it is also its scheduler autogroup,
@@ -132,6 +172,11 @@ def child_main(sock, procs_files):
         np_random = sys.modules.get("numpy.random")
         if np_random is not None:
             np_random.seed()
+        arm_error, exec_filter = None, None
+        if arm is not None and not cgroup_error:
+            arm_error = confine_self(arm["confine"], made)
+            if arm_error is None:
+                exec_filter = entry.arm_exec_filter()
         warm_spare(sock)
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not msg or len(fds) != 3:
@@ -144,22 +189,17 @@ def child_main(sock, procs_files):
         if cgroup_error:
             os.write(3, ("error confine:cgroup %d\n" % cgroup_error).encode())
             os._exit(125)
-        confine = dict(job["confine"])
-        confine["cgroup_procs"] = []  # joined already, before the job came
-        confine["new_session"] = False  # made already, when the spare started
-        flags = int(confine.get("unshare_flags", 0))
-        if made & ~flags:  # the spare made a namespace this job did not ask for: not its sandbox
-            os.write(3, b"error confine:spare-namespaces 22\n")
+        if arm is None:
+            arm_error = confine_self(job["confine"], made)
+        if arm_error is not None:
+            os.write(3, arm_error.encode())
             os._exit(125)
-        confine["unshare_flags"] = flags & ~made  # made already, before the job came
-        err = ctypes.create_string_buffer(256)
-        rc = lib.plotq_confine_job(json.dumps(confine).encode(), err, ctypes.c_size_t(256))
-        if rc != 0:
-            os.write(3, ("error confine:%s %d\n" % (err.value.decode("ascii", "replace"), -rc)).encode())
-            os._exit(125)
+        if arm is not None:
+            set_job_cpu_limit(job["cpu_s"])
         os.environ.clear()
         os.environ.update(job["env"])
-        entry.run_job(job["mode"], job["argv"], 3, require_filter=job.get("require_filter", True))
+        entry.run_job(job["mode"], job["argv"], 3, require_filter=job.get("require_filter", True),
+                      armed=exec_filter)
     except BaseException:
         try:
             traceback.print_exc()
@@ -168,7 +208,7 @@ def child_main(sock, procs_files):
     os._exit(code)
 
 
-def fork_spare(own_pidns, slot, slot_cgroups):
+def fork_spare(own_pidns, slot, slot_cgroups, arm=None):
     procs_files = slot_cgroups[slot] if slot < len(slot_cgroups) else []
     parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     gc.freeze()  # what we made since the last fork too (see main)
@@ -180,14 +220,14 @@ def fork_spare(own_pidns, slot, slot_cgroups):
     pid = os.fork()
     if pid == 0:
         parent_sock.close()
-        child_main(child_sock, procs_files)
+        child_main(child_sock, procs_files, arm)
     # Back to our own pid namespace for the next fork (allowed: we are root in the user
     # namespace that owns it).
     if libc.setns(own_pidns, CLONE_NEWPID) != 0:
         e = ctypes.get_errno()
         raise OSError(e, "setns(pid): " + os.strerror(e))
     child_sock.close()
-    return Spare(pid, os.pidfd_open(pid), parent_sock, slot)
+    return Spare(pid, os.pidfd_open(pid), parent_sock, slot, arm["spare"] if arm else None)
 
 
 def wait_own_session(pid, limit_s=2.0):
@@ -214,7 +254,7 @@ def send_status(sock, text, fd=None):
 
 def main(argv):
     global lib, mode
-    ctl_fd, lib_path, preload, slot_cgroups = 3, None, [], []
+    ctl_fd, lib_path, preload, slot_cgroups, armed_spares = 3, None, [], [], 0
     i = 0
     while i < len(argv):
         if argv[i] == "--mode":
@@ -227,6 +267,8 @@ def main(argv):
             preload = [m for m in argv[i + 1].split(",") if m]
         elif argv[i] == "--slot-cgroups":
             slot_cgroups = json.loads(argv[i + 1])
+        elif argv[i] == "--armed-spares":
+            armed_spares = int(argv[i + 1])
         i += 2
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -255,29 +297,75 @@ def main(argv):
     own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
     poller = select.poll()
     poller.register(ctl, select.POLLIN)
-    spares = {}  # slot -> Spare
-    spare_of = {}  # pidfd -> Spare
+    spares = {}  # slot -> unarmed Spare
+    armed = {}  # work dir name -> armed Spare
+    arms = {}  # work dir name -> the host's arm request, not forked yet (in the order they came)
+    spare_of = {}  # pidfd -> Spare (waiting)
 
-    def add_spare(slot):
-        sp = fork_spare(own_pidns, slot, slot_cgroups)
-        spares[slot] = sp
+    def add_spare(slot, arm=None):
+        sp = fork_spare(own_pidns, slot, slot_cgroups, arm)
+        if arm is None:
+            spares[slot] = sp
+        else:
+            armed[sp.name] = sp
+            try:  # the host learns its pid (its pidfd): a waiting spare is not a job's leftover
+                socket.send_fds(ctl, [json.dumps({"event": "spare", "spare": sp.name}).encode()], [sp.pidfd])
+            except OSError:
+                pass
         spare_of[sp.pidfd] = sp
         poller.register(sp.pidfd, select.POLLIN)
         return sp
 
-    add_spare(0)  # the slot a lone job gets
+    def event(**fields):
+        try:
+            ctl.send(json.dumps(fields).encode())
+        except OSError:
+            pass
+
+    def control(req):
+        """A message without descriptors: the host arms a spare with a work dir it made
+        ({"arm": name, "slot", "confine"}) or retires one ({"retire": name})."""
+        if "arm" in req:
+            arms[req["arm"]] = {"spare": req["arm"], "slot": int(req.get("slot", 0)), "confine": req["confine"]}
+        elif "retire" in req:
+            arms.pop(req["retire"], None)
+            sp = armed.pop(req["retire"], None)
+            if sp is not None:
+                sp.sock.close()  # its recv sees the end: it exits; its pidfd is reaped below
+                sp.name = None
+
+    def take_spare(job):
+        """The spare for `job`: the armed one it names (forked now if its arm is still pending),
+        else its slot's unarmed spare (forked now if there is none). None: it names a spare that
+        is gone (the host retries the job cold)."""
+        name = job.get("spare")
+        if name is not None:
+            s = armed.pop(name, None)
+            if s is None and name in arms:
+                add_spare(arms[name]["slot"], arms.pop(name))
+                s = armed.pop(name)
+            return s
+        slot = int(job.get("slot", 0))
+        s = spares.pop(slot, None)
+        if s is None:  # two jobs at once, or the spare died: fork one now
+            add_spare(slot)
+            s = spares.pop(slot)
+        return s
+
+    if not armed_spares:
+        add_spare(0)  # the slot a lone job gets
     ctl.send(json.dumps({"event": "ready", "mode": mode, "preload_s": round(preload_s, 3)}).encode())
 
     running = {}  # pidfd -> (pid, status socket)
-    refill = set()  # slots whose spare was used: fork the next one when idle
+    refill = set()  # slots whose unarmed spare was used: fork the next one when idle
     dispatched_at = 0.0
     while True:
         # A refill (a fork of this big process, slower under load) waits until no job runs,
         # or until the running one has had REFILL_AFTER_S: a short job's exit is then never
         # stuck behind the fork, a long one overlaps it, and a job after a pause finds its spare
-        # ready and pays no fork at all.
+        # ready and pays no fork at all. Pending arms wait the same way.
         timeout = None
-        if refill:
+        if refill or arms:
             timeout = max(0.0, REFILL_AFTER_S - (time.monotonic() - dispatched_at)) * 1000 if running else 0
         for fd, _ in poller.poll(timeout):
             if fd == ctl.fileno():
@@ -288,6 +376,12 @@ def main(argv):
                     return 1
                 if not msg and not fds:
                     return 0  # the host closed the control socket
+                if not fds:
+                    try:
+                        control(json.loads(msg))
+                    except (ValueError, KeyError, TypeError) as e:
+                        log("bad control message: %r" % (e,))
+                    continue
                 if len(fds) != 4:
                     for f in fds:
                         os.close(f)
@@ -296,11 +390,11 @@ def main(argv):
                 status = socket.socket(fileno=fds[3])
                 try:
                     job = json.loads(msg)
-                    slot = int(job.get("slot", 0))
-                    s = spares.pop(slot, None)
-                    if s is None:  # two jobs at once, or the spare died: fork one now
-                        add_spare(slot)
-                        s = spares.pop(slot)
+                    s = take_spare(job)
+                    if s is None:
+                        send_status(status, "error spare %d" % errno.ENOENT)
+                        status.close()
+                        continue
                     spare_of.pop(s.pidfd, None)
                     poller.unregister(s.pidfd)
                     socket.send_fds(s.sock, [json.dumps(job).encode()], fds[:3])
@@ -309,7 +403,8 @@ def main(argv):
                     send_status(status, "pid", s.pidfd)
                     running[s.pidfd] = (s.pid, status)
                     poller.register(s.pidfd, select.POLLIN)
-                    refill.add(slot)
+                    if s.name is None:
+                        refill.add(s.slot)
                     dispatched_at = time.monotonic()
                 except Exception as e:
                     log("job failed to start: %r" % (e,))
@@ -319,13 +414,17 @@ def main(argv):
                     for f in fds[:3]:
                         os.close(f)
             elif fd in spare_of:
-                sp = spare_of.pop(fd)  # a spare died before it got a job
+                sp = spare_of.pop(fd)  # a spare died (or was retired) before it got a job
                 poller.unregister(fd)
                 os.waitpid(sp.pid, 0)
                 os.close(sp.pidfd)
                 sp.sock.close()
-                spares.pop(sp.slot, None)
-                refill.add(sp.slot)
+                if sp.name is not None:
+                    if armed.pop(sp.name, None) is not None:
+                        event(event="spare_lost", spare=sp.name)  # the host arms another
+                elif spares.get(sp.slot) is sp:
+                    spares.pop(sp.slot)
+                    refill.add(sp.slot)
             elif fd in running:
                 pid, status = running.pop(fd)
                 poller.unregister(fd)
@@ -333,7 +432,7 @@ def main(argv):
                 send_status(status, "exit %d %d %d %d" % (st, int(ru.ru_utime * 1e6), int(ru.ru_stime * 1e6), ru.ru_maxrss))
                 status.close()
                 os.close(fd)
-        if refill and (not running or time.monotonic() - dispatched_at >= REFILL_AFTER_S):
+        if (refill or arms) and (not running or time.monotonic() - dispatched_at >= REFILL_AFTER_S):
             for slot in sorted(refill):
                 if slot not in spares:
                     try:
@@ -341,7 +440,12 @@ def main(argv):
                     except OSError as e:
                         log("cannot fork a spare: %s" % e)
             refill.clear()
-
+            for name in list(arms):
+                try:
+                    add_spare(arms[name]["slot"], arms.pop(name))
+                except OSError as e:
+                    log("cannot fork a spare: %s" % e)
+                    event(event="spare_lost", spare=name)
 
 if __name__ == "__main__":
     try:

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -150,8 +151,27 @@ struct Sandbox {
 
   // Every job process is gone once its result is out (the kernel empties a pid namespace before
   // its first process can be reaped); C (cold) is reaped before the result goes out.
+  // Armed spares (processes of a job uid waiting for their job) are not leftovers: the launcher
+  // names them once their zygote said it forked them. A zygote's child it has not named yet (a
+  // spare forked this instant: nothing of a finished job is a zygote's child) gets a moment.
   void check_no_job_process() {
-    auto left = processes_of(uid_first() + 1, uid_count() - 1);
+    std::vector<ProcInfo> left;
+    auto until = Clock::now() + std::chrono::seconds(2);
+    for (;;) {
+      left.clear();
+      bool only_unnamed_spares = true;
+      auto spares = launcher->spare_pids();
+      std::vector<int> zygotes;
+      for (const char* m : {"raw", "data", "plot", "figure"})
+        if (auto z = launcher->zygote_pid(m)) zygotes.push_back(*z);
+      for (const auto& p : processes_of(uid_first() + 1, uid_count() - 1)) {
+        if (std::find(spares.begin(), spares.end(), p.pid) != spares.end()) continue;
+        left.push_back(p);
+        only_unnamed_spares = only_unnamed_spares && std::find(zygotes.begin(), zygotes.end(), p.ppid) != zygotes.end();
+      }
+      if (left.empty() || !only_unnamed_spares || Clock::now() >= until) break;
+      drive([] { return false; }, 20);
+    }
     for (const auto& p : left) UNSCOPED_INFO("left: pid " << p.pid << " uid " << p.uid << " state " << p.state);
     CHECK(left.empty());
     // A zygote's keeper that exited (a test killed the zygote) is reaped by the loop: drive it.
