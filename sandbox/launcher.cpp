@@ -156,6 +156,11 @@ std::map<std::string, std::size_t> Launcher::spares_waiting() const {
   return out;
 }
 
+bool Launcher::zygote_starting(const std::string& mode) const {
+  auto it = state_->zygotes.find(mode);
+  return it != state_->zygotes.end() && it->second->state() == Zygote::State::starting;
+}
+
 bool Launcher::zygote_ready(const std::string& mode) const {
   auto it = state_->zygotes.find(mode);
   return it != state_->zygotes.end() && it->second->state() == Zygote::State::ready;

@@ -66,6 +66,7 @@ class Launcher {
   // A zygote's host pid (empty when not running). For tests.
   std::optional<pid_t> zygote_pid(const std::string& mode) const;
   bool zygote_ready(const std::string& mode) const;
+  bool zygote_starting(const std::string& mode) const;  // started, its preload not done yet
   // The cold helper of a job slot (its host pid; empty when it is not running). For tests.
   std::optional<pid_t> cold_helper_pid(std::size_t slot) const;
   // Host pids of the armed spares waiting for a job (docs/sandbox.md "Armed spares"): processes

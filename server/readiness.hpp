@@ -18,6 +18,11 @@ struct ReadyCheck {
 // plus "detail":"unavailable" when not ready. *ok is true when every check is ok.
 nlohmann::json ready_report(const std::vector<ReadyCheck>& checks, bool* ok);
 
+struct App;
+// Each sandbox mode's state: {"raw","data","plot","figure","snippet"} -> "warm" | "warming" | "off"
+// (not started yet) | "cold" (no zygote: a fresh interpreter per job) | "disabled" (no Chromium).
+nlohmann::json mode_states(const App& app);
+
 // Free bytes under the file system holding `path` (statvfs of its directory); -1 when unknown.
 long long free_bytes_at(const std::string& path);
 

@@ -1,9 +1,12 @@
 // GET /readyz (readiness; /healthz stays the liveness check) and the drain's refusal. A warm
 // zygote or the Chromium renderer that is not running is started by the probe that finds it so
 // (they otherwise start on their first job): an orchestrator's probes warm plotqd before it gets
-// traffic, and a test or a bench that never asks pays nothing.
+// traffic, and a test or a bench that never asks pays nothing. Ready once data runs are warm
+// (the first mode warmed); "modes" says which others are warm yet. A job of a mode still warming
+// waits for its zygote (or runs cold, PLOTQ_ZYGOTE_FALLBACK_COLD): never refused.
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sandbox/figure_renderer.hpp"
@@ -30,30 +33,61 @@ ReadyCheck store_writable(const App& app) {
   return {"store_writable", true, "ok"};
 }
 
-ReadyCheck zygotes(App& app) {
-  sandbox::Launcher& l = app.launcher;
-  if (l.config().sandbox_cold || !l.layers().active("warm")) return {"zygotes", true, "cold"};
-  std::string detail = "ready";
-  bool ok = true;
-  for (const auto& mode : l.config().warm_modes) {
-    if (l.zygote_ready(mode)) continue;
-    ok = false;
-    if (!l.zygote_pid(mode) && !app.draining) {
-      l.prewarm(mode);  // forks the zygote; its preload runs in the child
-      detail = "starting";
-    } else if (detail == "ready") {
-      detail = "starting";
-    }
-  }
-  return {"zygotes", ok, detail};
+// The mode a node is ready for first: data runs warm quickest and are the commonest sandbox work.
+constexpr const char* kFirstMode = "data";
+
+bool has_warm_mode(const sandbox::Launcher& l, const std::string& m) {
+  const auto& w = l.config().warm_modes;
+  return std::find(w.begin(), w.end(), m) != w.end();
 }
 
-ReadyCheck chromium(App& app) {
-  if (!app.figures) return {"chromium", true, "disabled"};  // figure libraries answer runtime_unavailable
-  if (app.figures->ready()) return {"chromium", true, "ready"};
-  if (app.figures->renderer_pid() == 0 && !app.draining) app.figures->start();
-  return {"chromium", false, "starting"};
+bool all_cold(const sandbox::Launcher& l) { return l.config().sandbox_cold || !l.layers().active("warm"); }
+
+// Warms the zygotes in order: the first mode alone, then every other mode and Chromium together,
+// so that the first is not slowed by the others' preloads.
+void start_warming(App& app) {
+  sandbox::Launcher& l = app.launcher;
+  if (app.draining || all_cold(l)) return;
+  if (has_warm_mode(l, kFirstMode) && !l.zygote_ready(kFirstMode)) {
+    l.prewarm(kFirstMode);  // once: a zygote starting or failed for good is left as it is
+    return;
+  }
+  for (const auto& m : l.config().warm_modes) l.prewarm(m);  // forks the zygote; its preload runs in the child
+  if (app.figures && !app.figures->ready() && app.figures->renderer_pid() == 0) app.figures->start();
 }
+
+ReadyCheck zygotes(App& app) {
+  sandbox::Launcher& l = app.launcher;
+  if (all_cold(l)) return {"zygotes", true, "cold"};
+  start_warming(app);
+  const bool first_warm = !has_warm_mode(l, kFirstMode) || l.zygote_ready(kFirstMode);
+  bool all = true;
+  const nlohmann::json modes = mode_states(app);
+  for (const auto& [mode, state] : modes.items())
+    all = all && (state == "warm" || state == "cold" || state == "disabled");
+  return {"zygotes", first_warm, all ? "ready" : first_warm ? "warming" : "starting"};
+}
+
+}  // namespace
+
+nlohmann::json mode_states(const App& app) {
+  const sandbox::Launcher& l = app.launcher;
+  auto state = [&](const std::string& m) -> std::string {
+    if (all_cold(l) || !has_warm_mode(l, m)) return "cold";
+    if (l.zygote_ready(m)) return "warm";
+    return l.zygote_starting(m) ? "warming" : "off";
+  };
+  std::string chromium = !app.figures ? "disabled" : app.figures->ready() ? "warm"
+                                                   : app.figures->renderer_pid() ? "warming" : "off";
+  nlohmann::json modes = nlohmann::json::object();
+  for (const char* m : {"raw", "data", "plot", "figure"}) modes[m] = state(m);
+  // A figure is its plot step (the figure zygote) and its draw (Chromium).
+  if (modes["figure"] == "warm" && chromium != "warm") modes["figure"] = chromium == "disabled" ? "disabled" : "warming";
+  modes["snippet"] = chromium;  // JavaScript snippets need Chromium only
+  return modes;
+}
+
+namespace {
 
 }  // namespace
 
@@ -98,12 +132,12 @@ void register_ready_routes(App& app) {
         {"migrations", h.ok, h.detail},
         {"sandbox", app.launcher.ready(), app.launcher.ready() ? "ok" : "layers_missing"},
         zygotes(app),
-        chromium(app),
     };
     if (app.cluster)  // a fenced node holds no lease: it claims and writes nothing until it rejoins
       checks.push_back({"cluster", !app.cluster->fenced(), app.cluster->fenced() ? "fenced" : "ok"});
     bool ok = false;
     nlohmann::json body = ready_report(checks, &ok);
+    body["modes"] = mode_states(app);
     res->send_json(ok ? 200 : 503, std::move(body));
   });
 }

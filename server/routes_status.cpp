@@ -6,6 +6,8 @@
 #include "queue/render_queue.hpp"
 #include "server/app.hpp"
 #include "server/cluster_node.hpp"
+#include "sandbox/launcher.hpp"
+#include "server/readiness.hpp"
 #include "server/sentences.hpp"
 #include "runs/libraries.hpp"
 #include "runs/render_interpret.hpp"
@@ -31,6 +33,9 @@ void register_status_routes(App& app) {
     // A cluster node: its id and slots, the live nodes and the cluster's queue (as of the last
     // rescue round, PLOTQ_CLUSTER_RESCUE_S).
     if (app.cluster) body["cluster"] = app.cluster->status_json();
+    // Which sandbox modes are warm (GET /readyz says the same; it also starts them).
+    body["modes"] = mode_states(app);
+    body["spares"] = app.launcher.spares_waiting();
     res->send_json(200, std::move(body));
   });
   // The sentence a person reads for each code (server/sentences.cpp): the page's only copy.

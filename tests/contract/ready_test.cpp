@@ -24,7 +24,10 @@ const HeaderList kAnn = {{"X-Plotq-User", "ann"}, {"Content-Type", "application/
 Env dev_env(const TestStore& store, Env more = {}) {
   // One light zygote (raw mode preloads no library): the probe's warm-up stays short.
   Env env = {{"PLOTQ_DB", store.target()}, {"PLOTQ_ENVIRONMENT", "development"}, {"PLOTQ_WARM_MODES", "raw"}};
-  env.insert(env.end(), more.begin(), more.end());
+  for (const auto& kv : more) {
+    std::erase_if(env, [&](const auto& e) { return e.first == kv.first; });
+    env.push_back(kv);
+  }
   return env;
 }
 
@@ -68,7 +71,8 @@ TEST_CASE("readyz: a report names the failing checks - pure", "[contract]") {
 TEST_CASE("readyz: 503 naming what is not up, then 200 once the probes started it - healthz stays 200", "[contract]") {
   TempDir dir;
   TestStore store(dir);
-  Plotqd d(kBinary, dev_env(store));
+  // Data runs' zygote (the mode a node is ready for) and raw's (one that warms after it).
+  Plotqd d(kBinary, dev_env(store, {{"PLOTQ_WARM_MODES", "raw,data"}}));
   REQUIRE(d.wait_listening(30s));
   HttpResponse first = http_request(d.port(), "GET", "/readyz");
   json body = first.json();
@@ -85,10 +89,29 @@ TEST_CASE("readyz: 503 naming what is not up, then 200 once the probes started i
     INFO(c);
     CHECK(body["checks"][c]["ok"] == true);
   }
+  CHECK(body["modes"]["data"] == "warming");  // the probe started data runs' zygote first, alone
+  CHECK(body["modes"]["raw"] == "off");
+  CHECK(body["modes"]["plot"] == "cold");  // not a warm mode here
   auto seen = until_ready(d.port(), 60s);
   REQUIRE(seen.back()["status"] == "ready");
   CHECK(seen.back()["failing"] == json::array());
-  CHECK(seen.back()["checks"]["zygotes"]["detail"] == "ready");
+  // Ready once data runs are warm; the other modes warm after it (a job of theirs waits meanwhile).
+  CHECK(seen.back()["modes"]["data"] == "warm");
+  std::string detail = seen.back()["checks"]["zygotes"]["detail"];
+  CHECK((detail == "warming" || detail == "ready"));
+  json last;
+  auto end = std::chrono::steady_clock::now() + 90s;
+  while (std::chrono::steady_clock::now() < end) {
+    HttpResponse r = http_request(d.port(), "GET", "/readyz");
+    CHECK(r.status == 200);  // still ready while the others warm
+    last = r.json();
+    if (last["checks"]["zygotes"]["detail"] == "ready") break;
+    std::this_thread::sleep_for(200ms);
+  }
+  INFO(last.dump());
+  CHECK(last["checks"]["zygotes"]["detail"] == "ready");
+  for (const char* m : {"raw", "data"}) CHECK(last["modes"][m] == "warm");
+  CHECK((last["modes"]["snippet"] == "warm" || last["modes"]["snippet"] == "disabled"));
 }
 
 TEST_CASE("drain: SIGTERM - readyz 503, new work 503 with Retry-After, streams close resumably, the running render finishes", "[contract]") {
