@@ -18,8 +18,8 @@ namespace plotq::sandbox {
 
 namespace detail {
 
-std::vector<std::string> LauncherState::job_env(const std::shared_ptr<Job>& job) {
-  std::map<std::string, std::string> env = {
+std::map<std::string, std::string> LauncherState::base_env() const {
+  return {
       {"PATH", "/usr/local/bin:/usr/bin:/bin"},
       {"HOME", kJobDirInside},
       {"TMPDIR", kJobDirInside},
@@ -31,10 +31,14 @@ std::vector<std::string> LauncherState::job_env(const std::shared_ptr<Job>& job)
       {"OMP_NUM_THREADS", "1"},
       {"MKL_NUM_THREADS", "1"},
       {"NUMEXPR_NUM_THREADS", "1"},
-      {"PLOTQ_SANDBOX_MODE", job->spec.mode},
-      {"PLOTQ_JOB_TIMEOUT_S", std::to_string(job->spec.timeout_s)},
-      {"PLOTQ_RLIMIT_CPU_S", std::to_string(job->cpu_limit_s)},
   };
+}
+
+std::vector<std::string> LauncherState::job_env(const std::shared_ptr<Job>& job) {
+  std::map<std::string, std::string> env = base_env();
+  env["PLOTQ_SANDBOX_MODE"] = job->spec.mode;
+  env["PLOTQ_JOB_TIMEOUT_S"] = std::to_string(job->spec.timeout_s);
+  env["PLOTQ_RLIMIT_CPU_S"] = std::to_string(job->cpu_limit_s);
   for (const auto& [k, v] : job->spec.env) env[k] = v;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

@@ -165,6 +165,7 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   ConfineSpec confine_spec_for(const std::string& mode, int slot, const std::string& dir_name, std::uint64_t cpu_s,
                                bool warm_path, struct stat& st);
   std::vector<std::string> job_env(const std::shared_ptr<Job>& job);
+  std::map<std::string, std::string> base_env() const;  // the part of every job's env no job decides
   std::shared_ptr<Zygote> zygote_for(const std::string& mode);
   void start_helper(std::size_t slot);
   void shutdown();

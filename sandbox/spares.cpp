@@ -45,7 +45,9 @@ bool LauncherState::arm_spare(const std::string& mode, int slot, Zygote& z) {
     ConfineSpec spec = confine_spec_for(mode, slot, name, config.rlimit_cpu_s, true, st);
     nlohmann::json confine = to_json(spec);
     confine["seccomp"] = spec.filter != nullptr;
-    ok = z.send(nlohmann::json{{"arm", name}, {"slot", slot}, {"confine", confine}}.dump());
+    // Its warm-up runs under the environment every job gets (HOME and TMPDIR its work dir), so
+    // that nothing a library sets up then points where the job cannot go.
+    ok = z.send(nlohmann::json{{"arm", name}, {"slot", slot}, {"confine", confine}, {"env", base_env()}}.dump());
   }
   if (!ok) {
     remove_spare_dir(spare);

@@ -30,6 +30,9 @@ import records  # noqa: E402
 USAGE_TEXT = ("usage: harness.py --data snippet.py | --plot plot.py | --figure plot.py"
               " (ANYPLOT_THEME=light|dark)\n")
 SKIP_VALIDATION_VARIABLE = "PLOTQ_HARNESS_SKIP_VALIDATION"
+# A plot spare starts vl-convert's engine (a step of a few hundred ms of CPU) only after waiting
+# this long for a job (warm_spare).
+VL_WARM_AFTER_IDLE_S = 0.5
 
 
 def preload(mode):
@@ -52,12 +55,13 @@ def preload(mode):
 
 def warm_spare(mode, job_waiting=None):
     """What a warm zygote's spare (a fresh fork waiting for its one job) runs before the job
-    arrives, off the job's latency: the reads arming does (guard.warm_stub_index) and, in data
-    mode, the harness's own pre-arm steps on a constant frame (datamode.warm_spare_steps). They
-    change nothing a job can observe; they take the copy-on-write faults of the zygote's shared
-    pages that the job would otherwise take. Stops before the next step once job_waiting()
-    says a job is waiting, and at the first step that fails (an optimisation only). Returns the
-    number of steps run. Never arms anything."""
+    arrives, off the job's latency: the reads arming does (guard.warm_stub_index); in data
+    mode, the harness's own pre-arm steps on a constant frame (datamode.warm_spare_steps); in
+    plot mode, vl-convert's engine start (plotlibs.warm_vl_convert: its threads cannot cross the
+    zygote's fork). They change nothing a job can observe; they take the copy-on-write faults of
+    the zygote's shared pages (and the engine's start) that the job would otherwise take. Stops before the next step once job_waiting()
+    says a job is waiting, and at the first step that fails (an optimisation only); job_waiting(s)
+    waits up to s seconds for one. Returns the number of steps run. Never arms anything."""
     if mode == "raw":
         return 0
     import guard
@@ -65,6 +69,15 @@ def warm_spare(mode, job_waiting=None):
     if mode == "data":
         import datamode
         steps.extend(datamode.warm_spare_steps())
+    if mode == "plot":
+        import plotlibs
+
+        def vl_convert_after_a_pause():
+            # A long step a job cannot interrupt: only once no job came for a while (jobs back
+            # to back never wait for it).
+            if job_waiting is None or not job_waiting(VL_WARM_AFTER_IDLE_S):
+                plotlibs.warm_vl_convert()
+        steps.append(vl_convert_after_a_pause)
     done = 0
     for step in steps:
         if job_waiting is not None and job_waiting():

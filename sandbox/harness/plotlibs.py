@@ -148,6 +148,22 @@ def _patch_vl_convert():
         vlc.register_font_directory = register_font_directory
 
 
+# A spare's warm-up conversion (warm_vl_convert): the smallest spec that starts the engine.
+_WARM_VL_SPEC = {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "mark": "point",
+                 "data": {"values": [{"x": 1}]}, "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+
+
+def warm_vl_convert():
+    """Starts vl-convert's JavaScript engine in a zygote's spare, before its job (harness.warm_spare):
+    the engine's threads cannot cross the zygote's fork, so without this every altair job pays
+    the engine's start. A constant spec with inline data, converted through the patched function
+    (no external data); nothing of it is a job's to observe but the engine being up."""
+    prepare_library("altair")
+    vlc = sys.modules.get("vl_convert")
+    if vlc is not None:
+        vlc.vegalite_to_svg(_WARM_VL_SPEC)
+
+
 def _load_mime_types():
     mimetypes = _import("mimetypes")
     if mimetypes is not None:

@@ -34,6 +34,7 @@ entry.run_job().
 """
 import ctypes
 import errno
+import fcntl
 import gc
 import json
 import math
@@ -114,7 +115,7 @@ def warm_spare(sock):
     if waiting.poll(WARM_AFTER_S * 1000):
         return
     try:  # an optimisation only: a spare whose warm-up fails still serves its job
-        harness.warm_spare(mode, lambda: bool(waiting.poll(0)))
+        harness.warm_spare(mode, lambda wait_s=0: bool(waiting.poll(int(wait_s * 1000))))
     except Exception:
         pass
 
@@ -137,15 +138,31 @@ def confine_self(confine, made):
 
 
 def set_job_cpu_limit(cpu_s):
-    """An armed spare was confined under the longest CPU limit; its job gets its own allowance on
-    top of what the spare used while it waited (that CPU is in the job's rusage too). Only ever
-    lowers the limit."""
+    """An armed spare was confined under the longest CPU limit; its job gets its own allowance
+    plus the whole seconds the spare used while it waited (RLIMIT_CPU counts whole seconds of the
+    process, whose rusage the job's cpu_s is too; the fraction is the job's, as it was for a
+    spare's warm-up before spares were armed). Only ever lowers the limit."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    want = int(math.ceil(ru.ru_utime + ru.ru_stime)) + max(1, int(cpu_s))
+    want = int(math.floor(ru.ru_utime + ru.ru_stime)) + max(1, int(cpu_s))
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if hard != resource.RLIM_INFINITY and want > hard:
         want = hard
     resource.setrlimit(resource.RLIMIT_CPU, (want, want))
+
+
+def keep_job_fds_free(sock):
+    """Descriptors 1-3 become the job's stdout, stderr and report when it comes: 3 is held on
+    /dev/null while the spare waits and the socket moved above it, so that nothing the warm-up
+    opens lands there. Returns the socket (moved or not)."""
+    if sock.fileno() <= 3:
+        moved = socket.socket(fileno=fcntl.fcntl(sock.fileno(), fcntl.F_DUPFD_CLOEXEC, 4))
+        sock.close()
+        sock = moved
+    null = os.open("/dev/null", os.O_RDWR)
+    if null != 3:
+        os.dup2(null, 3)
+        os.close(null)
+    return sock
 
 
 def child_main(sock, procs_files, arm=None):
@@ -164,6 +181,7 @@ def child_main(sock, procs_files, arm=None):
         own = sock.fileno()
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
+        sock = keep_job_fds_free(sock)
         cgroup_error = join_cgroups(procs_files)
         # Job-independent preparation, off the job's latency (docs/sandbox.md, "Warm path"): the
         # job's net/ipc/uts namespaces (the net namespace is the slow one) and numpy's seed (every
@@ -177,6 +195,10 @@ def child_main(sock, procs_files, arm=None):
             arm_error = confine_self(arm["confine"], made)
             if arm_error is None:
                 exec_filter = entry.arm_exec_filter()
+                # The environment every job gets (its own is set when it comes): what the warm-up
+                # sets up (a library's temp or cache dir) then lies in the work dir, as the job's.
+                os.environ.clear()
+                os.environ.update(arm.get("env", {}))
         warm_spare(sock)
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not msg or len(fds) != 3:
@@ -185,7 +207,12 @@ def child_main(sock, procs_files, arm=None):
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
         os.dup2(fds[2], 3)
-        os.closerange(4, 1 << 20)  # the control socket, other jobs' fds, our own socket
+        # Nothing of the zygote is left (closed when the spare started): only our socket and the
+        # descriptors as received go; what the warm-up opened stays with its library (e.g.
+        # vl-convert's engine: closing its descriptors breaks the job's conversion).
+        for fd in fds:
+            os.close(fd)
+        sock.close()
         if cgroup_error:
             os.write(3, ("error confine:cgroup %d\n" % cgroup_error).encode())
             os._exit(125)
@@ -326,7 +353,8 @@ def main(argv):
         """A message without descriptors: the host arms a spare with a work dir it made
         ({"arm": name, "slot", "confine"}) or retires one ({"retire": name})."""
         if "arm" in req:
-            arms[req["arm"]] = {"spare": req["arm"], "slot": int(req.get("slot", 0)), "confine": req["confine"]}
+            arms[req["arm"]] = {"spare": req["arm"], "slot": int(req.get("slot", 0)), "confine": req["confine"],
+                                "env": req.get("env", {})}
         elif "retire" in req:
             arms.pop(req["retire"], None)
             sp = armed.pop(req["retire"], None)

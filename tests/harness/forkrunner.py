@@ -22,6 +22,9 @@ harness.preload(MODE)
 
 
 def child(job):
+    # As a zygote's spare: nothing of the parent past stdio, then the warm-up, whose own
+    # descriptors (vl-convert's engine) stay for the job.
+    os.closerange(3, 256)
     if job.get("warm", True):
         # what the launcher's spare does before its job arrives (zygote.py): every job of the
         # harness tests runs in a pre-warmed child unless it asks otherwise
@@ -33,7 +36,8 @@ def child(job):
     os.dup2(devnull, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)
-    os.closerange(3, 256)
+    for fd in (devnull, out, err):
+        os.close(fd)
     os.environ.update({"HOME": job["work"], "TMPDIR": job["work"]})
     os.environ.update(job.get("env") or {})
     exit_now = os._exit

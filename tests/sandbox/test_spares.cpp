@@ -155,6 +155,15 @@ TEST_CASE("spares: the number per mode is the setting's, each in a work dir of i
   auto after = box.launcher->spare_pids();
   CHECK(after.size() == 3);
   for (pid_t p : after) CHECK(before.count(p) == 0);
+  // The retired ones exit once their socket closes, and their dirs go on the launcher's worker.
+  auto gone = [&] {
+    for (pid_t p : before)
+      if (::kill(p, 0) == 0) return false;
+    for (const auto& d : dirs)
+      if (std::filesystem::exists(box.dir + "/runs/" + d)) return false;
+    return true;
+  };
+  box.drive(gone, 5000);
   for (pid_t p : before) CHECK((::kill(p, 0) != 0 && errno == ESRCH));
   for (const auto& d : dirs) CHECK_FALSE(std::filesystem::exists(box.dir + "/runs/" + d));
   // And a job still runs in one.
