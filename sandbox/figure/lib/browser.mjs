@@ -21,6 +21,7 @@ import { snippetLibraries, SNIPPET_MAX_BYTES } from './snippet.mjs';
 import { drawSnippet } from './snippet_draw.mjs';
 import { MuixBundler } from './muix_bundle.mjs';
 import { ContextSpare } from './snippet_context.mjs';
+import { canvasShot } from './canvas_capture.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const LAUNCHER = path.join(HERE, '..', 'chromium-launch.sh');
@@ -38,6 +39,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   pageReuse: 50,          // figures one page draws before it is replaced by a fresh one
   pageHeapMb: 192,        // a page whose V8 heap still holds more after its figure is cleared is replaced
   fastPng: true,          // zlib's fast level: 3x quicker on dense plots, 1.1-2x the bytes
+  canvasCapture: true,    // a bokeh page whose canvases alone make its pixels: PNG from them (canvas_capture.mjs)
   maxHeapMb: 1024,        // V8 old-space cap of each page
   pageTimeoutMs: 30000,   // making a fresh page (launch excluded)
   limits: DEFAULT_LIMITS,
@@ -299,6 +301,7 @@ export class FigureBrowser {
         return {
           width: d.width, height: d.height, bytes: d.png.length, library: lib.name,
           blocked_requests: slot.blocked, csp_violations: d.cspViolations, reused, phases,
+          ...(d.capture ? { capture: d.capture } : {}),
         };
       } finally {
         // Clear or close the page after the answer is out (setImmediate runs after the caller's write).
@@ -461,9 +464,13 @@ export class FigureBrowser {
       throw failed(e, 'drawing');
     }
     lap('draw');
-    const shot = await this.shoot(slot, canvas, 1, failed, lap, true);
+    const capture = { how: 'screenshot' };
+    let shot = this.opts.canvasCapture ? await canvasShot(slot.page, canvas, failed, capture) : null;
+    if (shot) lap('shot');
+    if (!shot) shot = await this.shoot(slot, canvas, 1, failed, lap, true);
     if (hooks.inspect) await hooks.inspect(slot.page);
-    return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp };
+    return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp,
+      capture: capture.why ? `${capture.how} (${capture.why})` : capture.how };
   }
 
   async close() {
