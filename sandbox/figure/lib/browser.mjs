@@ -12,7 +12,7 @@ import { chromium } from 'playwright-core';
 import { FigureError } from './errors.mjs';
 import { readFigure, DEFAULT_LIMITS } from './figure_file.mjs';
 import { canvasFor, fitCanvas } from './canvas.mjs';
-import { LIBRARIES } from './libraries.mjs';
+import { LIBRARIES, bokehWarmUp } from './libraries.mjs';
 import { SlotPool } from './slots.mjs';
 import { pngSize } from './png.mjs';
 import { runtimePlotlyJs, runtimeBokehDir, DEFAULT_JS_MODULES } from './runtime.mjs';
@@ -21,7 +21,7 @@ import { snippetLibraries, SNIPPET_MAX_BYTES } from './snippet.mjs';
 import { drawSnippet } from './snippet_draw.mjs';
 import { MuixBundler } from './muix_bundle.mjs';
 import { ContextSpare } from './snippet_context.mjs';
-import { canvasShot } from './canvas_capture.mjs';
+import { canvasShot, showPlot } from './canvas_capture.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const LAUNCHER = path.join(HERE, '..', 'chromium-launch.sh');
@@ -109,22 +109,6 @@ function abortable(promise, ms, onAbort, register) {
     clearTimeout(timer);
     register(null);
   });
-}
-
-// A bokeh document's warm-up: one small plot, made in the page's own version so BokehJS accepts it.
-function bokehWarmUp(version) {
-  const id = (n) => `w${n}`;
-  const obj = (n, name, attributes = {}) => ({ type: 'object', name, id: id(n), attributes });
-  const plot = obj(1, 'Figure', {
-    width: 320, height: 180,
-    x_range: obj(2, 'DataRange1d'), y_range: obj(3, 'DataRange1d'),
-    x_scale: obj(4, 'LinearScale'), y_scale: obj(5, 'LinearScale'),
-    renderers: [obj(6, 'GlyphRenderer', {
-      data_source: obj(7, 'ColumnDataSource', { data: { type: 'map', entries: [['x', [0, 1, 2]], ['y', [1, 0, 2]]] } }),
-      glyph: obj(8, 'Line', { x: { type: 'field', field: 'x' }, y: { type: 'field', field: 'y' } }),
-    })],
-  });
-  return JSON.stringify({ target_id: null, root_id: id(1), doc: { version, title: 'warm-up', roots: [plot] }, version });
 }
 
 export class FigureBrowser {
@@ -447,27 +431,39 @@ export class FigureBrowser {
       slot.metrics = m;
     };
     let size = LIBRARIES.bokeh.declaredSize(figure);
-    let r, canvas;
-    try {
-      if (!size) {
-        await metrics(MAX_MEASURE, MAX_MEASURE, 1);
-        r = await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs });
-        size = { width: r.width, height: r.height };
-        await slot.page.evaluate(LIBRARIES.bokeh.reset);
-        lap('measure');
+    let r, canvas, hidden = false;
+    const draw = async (args) => {
+      try {
+        return await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs, ...args });
+      } catch (e) {
+        throw failed(e, 'drawing');
       }
-      canvas = fitCanvas(size.width, size.height);
-      await metrics(canvas.cssWidth, canvas.cssHeight, canvas.scale);
-      r = await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs, x: canvas.offsetX, y: canvas.offsetY });
-    } catch (e) {
-      if (e instanceof FigureError) throw e;
-      throw failed(e, 'drawing');
+    };
+    if (!size) {
+      await metrics(MAX_MEASURE, MAX_MEASURE, 1).catch((e) => { throw failed(e, 'drawing'); });
+      r = await draw({});
+      size = { width: r.width, height: r.height };
+      await slot.page.evaluate(LIBRARIES.bokeh.reset).catch((e) => { throw failed(e, 'drawing'); });
+      lap('measure');
     }
+    canvas = fitCanvas(size.width, size.height);
+    await metrics(canvas.cssWidth, canvas.cssHeight, canvas.scale).catch((e) => { throw failed(e, 'drawing'); });
+    // Drawn hidden when the canvas capture may take it (canvas_capture.mjs: a whole CSS size).
+    hidden = this.opts.canvasCapture && Number.isInteger(canvas.cssWidth) && Number.isInteger(canvas.cssHeight);
+    const at = { x: canvas.offsetX, y: canvas.offsetY };
+    r = await draw({ ...at, hidden });
     lap('draw');
-    const capture = { how: 'screenshot' };
-    let shot = this.opts.canvasCapture ? await canvasShot(slot.page, canvas, failed, capture) : null;
+    const capture = { how: 'screenshot', ...(this.opts.canvasCapture && !hidden ? { why: 'a CSS size not whole' } : {}) };
+    let shot = hidden ? await canvasShot(slot.page, canvas, failed, capture) : null;
     if (shot) lap('shot');
+    if (hidden && !shot) {
+      // Refused: cleared and drawn again shown, so the screenshot is of the page it always was.
+      await slot.page.evaluate(LIBRARIES.bokeh.reset).catch((e) => { throw failed(e, 'drawing'); });
+      r = await draw(at);
+      lap('redraw');
+    }
     if (!shot) shot = await this.shoot(slot, canvas, 1, failed, lap, true);
+    else if (hooks.inspect) await showPlot(slot.page);
     if (hooks.inspect) await hooks.inspect(slot.page);
     return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp,
       capture: capture.why ? `${capture.how} (${capture.why})` : capture.how };

@@ -20,6 +20,12 @@ export function canvasCaptureInPage({ dpr, width, height }) {
   const NONE = (v) => v === 'none' || v === 'normal';
   const transparent = (c) => c === 'transparent' || /^rgba\(.*,\s*0\)$/.test(c);
   const html = document.documentElement, body = document.body;
+  // The plot was drawn hidden (drawBokehInPage): shown again for the check, so that the check sees
+  // the page the screenshot would, and hidden again once captured, all before the page makes a
+  // frame (this runs as one task). A refused page is drawn again shown (browser.mjs).
+  const plot = document.getElementById('plot');
+  const hidden = plot && plot.style.visibility === 'hidden';
+  if (hidden) plot.style.visibility = '';
   if (!whole(innerWidth * dpr) || Math.round(innerWidth * dpr) !== width || Math.round(innerHeight * dpr) !== height) {
     return { why: 'viewport' };
   }
@@ -103,7 +109,9 @@ export function canvasCaptureInPage({ dpr, width, height }) {
     g.fillStyle = WHITE;
     g.fillRect(0, 0, width, height);
     for (const { e, x, y } of canvases) g.drawImage(e, x, y);
-    return { url: out.toDataURL('image/png') };
+    const url = out.toDataURL('image/png');
+    if (hidden) plot.style.visibility = 'hidden';
+    return { url };
   } catch (e) {
     return { why: `the canvases cannot be read (${e && e.name})` };
   } finally {
@@ -128,14 +136,15 @@ export async function captureCanvases(page, canvas, miss = {}) {
   return Buffer.from(r.url.slice(PREFIX.length), 'base64');
 }
 
+// Shows a plot drawn hidden (for the screenshot, or a test's look at the page).
+export async function showPlot(page) {
+  await page.evaluate(() => { const el = document.getElementById('plot'); if (el) el.style.visibility = ''; });
+}
+
 // drawBokeh's capture: {png, size} from the canvases when the page allows it and the PNG is
 // exactly the canvas's target, else null (the caller screenshots; capture.why says why, if the
-// page said). A page whose CSS size is not whole is never tried: its canvases cannot be 1:1.
+// page said). Only for a page of a whole CSS size (the caller's rule): else no canvas is 1:1.
 export async function canvasShot(page, canvas, failed, capture) {
-  if (!Number.isInteger(canvas.cssWidth) || !Number.isInteger(canvas.cssHeight)) {
-    capture.why = 'a CSS size not whole';
-    return null;
-  }
   let png;
   try {
     png = await captureCanvases(page, canvas, capture);
