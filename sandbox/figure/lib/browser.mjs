@@ -21,7 +21,7 @@ import { snippetLibraries, SNIPPET_MAX_BYTES } from './snippet.mjs';
 import { drawSnippet } from './snippet_draw.mjs';
 import { MuixBundler } from './muix_bundle.mjs';
 import { ContextSpare } from './snippet_context.mjs';
-import { canvasShot, showPlot } from './canvas_capture.mjs';
+import { canvasShot, canvasRefusedAhead, showPlot } from './canvas_capture.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const LAUNCHER = path.join(HERE, '..', 'chromium-launch.sh');
@@ -448,22 +448,16 @@ export class FigureBrowser {
     }
     canvas = fitCanvas(size.width, size.height);
     await metrics(canvas.cssWidth, canvas.cssHeight, canvas.scale).catch((e) => { throw failed(e, 'drawing'); });
-    // Drawn hidden when the canvas capture may take it (canvas_capture.mjs: a whole CSS size).
-    hidden = this.opts.canvasCapture && Number.isInteger(canvas.cssWidth) && Number.isInteger(canvas.cssHeight);
-    const at = { x: canvas.offsetX, y: canvas.offsetY };
-    r = await draw({ ...at, hidden });
+    // Drawn hidden when the canvas capture may take it (canvas_capture.mjs says when).
+    const capture = { how: 'screenshot', why: this.opts.canvasCapture ? canvasRefusedAhead(canvas, text) : null };
+    hidden = this.opts.canvasCapture && !capture.why;
+    r = await draw({ x: canvas.offsetX, y: canvas.offsetY, hidden });
     lap('draw');
-    const capture = { how: 'screenshot', ...(this.opts.canvasCapture && !hidden ? { why: 'a CSS size not whole' } : {}) };
     let shot = hidden ? await canvasShot(slot.page, canvas, failed, capture) : null;
     if (shot) lap('shot');
-    if (hidden && !shot) {
-      // Refused: cleared and drawn again shown, so the screenshot is of the page it always was.
-      await slot.page.evaluate(LIBRARIES.bokeh.reset).catch((e) => { throw failed(e, 'drawing'); });
-      r = await draw(at);
-      lap('redraw');
-    }
+    // Refused (or shown for a test's look): the plot is shown, and the screenshot draws its frame.
+    if (hidden && (!shot || hooks.inspect)) await showPlot(slot.page).catch((e) => { throw failed(e, 'drawing'); });
     if (!shot) shot = await this.shoot(slot, canvas, 1, failed, lap, true);
-    else if (hooks.inspect) await showPlot(slot.page);
     if (hooks.inspect) await hooks.inspect(slot.page);
     return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp,
       capture: capture.why ? `${capture.how} (${capture.why})` : capture.how };

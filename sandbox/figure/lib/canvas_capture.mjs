@@ -22,7 +22,7 @@ export function canvasCaptureInPage({ dpr, width, height }) {
   const html = document.documentElement, body = document.body;
   // The plot was drawn hidden (drawBokehInPage): shown again for the check, so that the check sees
   // the page the screenshot would, and hidden again once captured, all before the page makes a
-  // frame (this runs as one task). A refused page is drawn again shown (browser.mjs).
+  // frame (this runs as one task). A refused page stays shown, for the screenshot.
   const plot = document.getElementById('plot');
   const hidden = plot && plot.style.visibility === 'hidden';
   if (hidden) plot.style.visibility = '';
@@ -141,9 +141,20 @@ export async function showPlot(page) {
   await page.evaluate(() => { const el = document.getElementById('plot'); if (el) el.style.visibility = ''; });
 }
 
+// Why the capture will not be tried, known before the draw (null: it will be). A CSS size that is
+// not whole cannot lay canvases 1:1 on device pixels. Map tiles always bring markup of their own
+// (the attribution), so the page would refuse; such a plot is drawn shown, as before (drawn hidden
+// and then shown, a map's screenshot took seconds longer). Naming TileRenderer anywhere, a title
+// included, is enough: the error is only ever towards the screenshot.
+export function canvasRefusedAhead(canvas, text) {
+  if (!Number.isInteger(canvas.cssWidth) || !Number.isInteger(canvas.cssHeight)) return 'a CSS size not whole';
+  if (text.includes('"TileRenderer"')) return 'map tiles';
+  return null;
+}
+
 // drawBokeh's capture: {png, size} from the canvases when the page allows it and the PNG is
 // exactly the canvas's target, else null (the caller screenshots; capture.why says why, if the
-// page said). Only for a page of a whole CSS size (the caller's rule): else no canvas is 1:1.
+// page said). Only for a plot drawn hidden, which canvasRefusedAhead allowed.
 export async function canvasShot(page, canvas, failed, capture) {
   let png;
   try {
