@@ -109,12 +109,22 @@ describe('canvas capture: the same pixels as the screenshot', () => {
     }
   });
 
-  test('a page where more than canvases may paint is screenshot, and draws', async () => {
-    // Made here by the runtime's bokeh: markup in a Div, a CSS background on the plot, a global
-    // style sheet that adds content to the page, bokeh's default toolbar (its icons and logo link).
-    const dir = fs.mkdtempSync(path.join(tmp, 'odd-'));
-    const r = spawnSync(PYTHON, ['-B', '-c', ODD_FIGURES, dir], { encoding: 'utf8', timeout: 120000 });
+  // Made here by the runtime's bokeh: markup in a Div, a CSS background on the plot, a global
+  // style sheet that adds content to the page, bokeh's default toolbar (its icons and logo link),
+  // and a WebGL plot (BokehJS copies its WebGL drawing onto a 2d canvas).
+  const made = () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'made-'));
+    const r = spawnSync(PYTHON, ['-B', '-c', MADE_FIGURES, dir], { encoding: 'utf8', timeout: 120000 });
     assert.equal(r.status, 0, r.stderr);
+    return dir;
+  };
+
+  test('a WebGL plot (output_backend webgl)', async () => {
+    await same('webgl', path.join(made(), 'webgl.json'));
+  });
+
+  test('a page where more than canvases may paint is screenshot, and draws', async () => {
+    const dir = made();
     const cases = [
       ...['div', 'styled', 'global-css', 'toolbar'].map((f) => path.join(dir, `${f}.json`)),
       path.join(FIXTURES, 'bokeh-hostile.json'),   // a layout measured to a CSS size that is not whole
@@ -131,7 +141,7 @@ describe('canvas capture: the same pixels as the screenshot', () => {
   });
 });
 
-const ODD_FIGURES = `
+const MADE_FIGURES = `
 import json, sys
 from bokeh.embed import json_item
 from bokeh.layouts import column
@@ -153,6 +163,11 @@ out["global-css"] = json_item(p)
 p = figure(width=4800, height=2700, title="bokeh's own toolbar")
 p.line([1, 2, 3], [3, 1, 2], line_width=8)
 out["toolbar"] = json_item(p)
+p = figure(width=3200, height=1800, title="webgl", output_backend="webgl", toolbar_location=None)
+x = [i / 100 for i in range(2000)]
+p.scatter(x, [(v * 7) % 3 for v in x], size=12, alpha=0.5)
+p.line(x, [(v * 3) % 2 for v in x], line_width=6)
+out["webgl"] = json_item(p)
 for k, v in out.items():
     with open(f"{sys.argv[1]}/{k}.json", "w") as f:
         json.dump(v, f)

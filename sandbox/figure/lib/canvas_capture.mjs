@@ -87,6 +87,8 @@ export function canvasCaptureInPage({ dpr, width, height }) {
       for (const c of clips) {
         if (r.left < c.left || r.top < c.top || r.right > c.right || r.bottom > c.bottom) return fail('a clipped canvas');
       }
+      // A WebGL canvas answers null here (its frame may be gone once presented): screenshot.
+      if (e.width && e.height && !e.getContext('2d')) return fail('a canvas that is not 2d');
       if (e.width && e.height) canvases.push({ e, x: Math.round(r.left * dpr), y: Math.round(r.top * dpr) });
     }
     const inner = s.overflowX !== 'visible' || s.overflowY !== 'visible' ? [...clips, r] : clips;
