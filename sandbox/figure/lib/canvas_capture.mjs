@@ -3,12 +3,14 @@
 // on its canvases at the device scale, so when nothing else on the page paints and every canvas
 // lies 1:1 on whole device pixels, the page's pixels are those canvases drawn in paint order over
 // the page's white background: the same pixels as the screenshot (tested on every bokeh figure of
-// tests/catalogue, both themes, and the fixtures), without the compositor's copy of the whole
+// tests/catalogue, both themes, the fixtures, a WebGL plot), without the compositor's copy of the whole
 // frame, which is most of a screenshot's time. Anything else that could paint (text or markup in
 // the DOM, a background, a border, a shadow, an opacity, a transform, a z-index, a clip that cuts
 // a canvas, a canvas not 1:1) makes the page answer why not, and the figure is screenshot instead.
 // The check errs towards the screenshot: it never decides what a pixel is, only whether the
-// canvases alone make the page's pixels.
+// canvases alone make the page's pixels. The plot is drawn hidden for it (drawBokehInPage), so
+// that the page makes no frame of the canvases (docs/figure-renderer.md, "The canvas capture").
+import { pngSize } from './png.mjs';
 
 // Runs in the page (page.evaluate): self-contained, data in, data out. Returns {url} (a PNG data
 // URL of exactly width x height device pixels) or {why} (the first reason the page needs the
@@ -121,8 +123,6 @@ export function canvasCaptureInPage({ dpr, width, height }) {
     out.height = 0;
   }
 }
-
-import { pngSize } from './png.mjs';
 
 const PREFIX = 'data:image/png;base64,';
 
