@@ -427,8 +427,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
       a.push_back("--uid=" + std::to_string(cfg.figure_uid));
       a.push_back("--gid=" + std::to_string(cfg.figure_gid));
     }
-    if (!cfg.figure_chromium_sandbox) a.push_back("--no-chromium-sandbox");
-    if (!cfg.figure_webgl) a.push_back("--no-webgl");
+    for (const char* off : figure_switches_off(cfg)) a.push_back(off);
     return a;
   }
 

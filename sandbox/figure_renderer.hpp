@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -61,6 +62,7 @@ struct FigureConfig {
   std::uint32_t figure_gid = 65533;
   bool figure_chromium_sandbox = true;   // Chromium's own sandbox; false adds --no-sandbox
   bool figure_webgl = true;              // false: WebGL traces answer no_webgl
+  bool figure_canvas_capture = true;     // a bokeh page whose canvases alone make its pixels: PNG from them
   std::uint64_t figure_max_bytes = 16u << 20;  // figure JSON cap
   std::uint32_t figure_max_depth = 64;   // JSON nesting cap (a bomb is refused before parsing)
   std::uint32_t figure_heap_mb = 1024;   // V8 heap cap of each page
@@ -69,6 +71,8 @@ struct FigureConfig {
 
 // Registers every field of c as its PLOTQ_* setting (figure_settings.cpp); the defaults are c's values.
 void register_figure_settings(Settings& s, FigureConfig& c);
+// renderer.mjs's arguments for the switches c turns off (--no-chromium-sandbox, --no-webgl, ...).
+std::vector<const char*> figure_switches_off(const FigureConfig& c);
 // The registration loaded alone from the environment; throws plotq::ConfigError naming every bad
 // value (nothing falls back silently).
 FigureConfig figure_config_from_env();

@@ -29,11 +29,21 @@ void register_figure_settings(Settings& s, FigureConfig& c) {
   s.add("PLOTQ_FIGURE_GID", &c.figure_gid, "Chromium's gid when plotqd runs as root").range(1, 4'294'967'294LL);
   s.add("PLOTQ_FIGURE_CHROMIUM_SANDBOX", &c.figure_chromium_sandbox, "Chromium's own sandbox (false adds --no-sandbox)");
   s.add("PLOTQ_FIGURE_WEBGL", &c.figure_webgl, "allow WebGL traces (false: they answer no_webgl)");
+  s.add("PLOTQ_FIGURE_CANVAS_CAPTURE", &c.figure_canvas_capture,
+        "a bokeh page whose canvases alone make its pixels is captured from them (false: always a screenshot)");
   s.add("PLOTQ_FIGURE_MAX_BYTES", &c.figure_max_bytes, "figure JSON cap, bytes").range(1, 1LL << 30);
   s.add("PLOTQ_FIGURE_MAX_DEPTH", &c.figure_max_depth, "figure JSON nesting cap").range(2, 100'000);
   s.add("PLOTQ_FIGURE_HEAP_MB", &c.figure_heap_mb, "V8 heap cap of each figure page, MiB").range(64, 1 << 16);
   s.add("PLOTQ_FIGURE_STDERR_KEEP_BYTES", &c.figure_stderr_keep_bytes, "renderer stderr tail kept for the log, bytes")
       .range(256, 1 << 24);
+}
+
+std::vector<const char*> figure_switches_off(const FigureConfig& c) {
+  std::vector<const char*> off;
+  if (!c.figure_chromium_sandbox) off.push_back("--no-chromium-sandbox");
+  if (!c.figure_webgl) off.push_back("--no-webgl");
+  if (!c.figure_canvas_capture) off.push_back("--no-canvas-capture");
+  return off;
 }
 
 FigureConfig figure_config_from_env() { return load_from_env<FigureConfig>(register_figure_settings); }

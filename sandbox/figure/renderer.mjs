@@ -10,7 +10,7 @@ import { FigureError } from './lib/errors.mjs';
 import { PROTOCOL, parseRequest, parseCancel, LineSplitter } from './lib/protocol.mjs';
 
 const USAGE = `usage: renderer.mjs [--chromium=PATH] [--plotly=PATH|--no-plotly] [--bokeh=DIR|--no-bokeh]
-       [--js-modules=DIR|--no-js] [--tmp-dir=DIR] [--uid=N --gid=N] [--no-chromium-sandbox] [--no-webgl]
+       [--js-modules=DIR|--no-js] [--tmp-dir=DIR] [--uid=N --gid=N] [--no-chromium-sandbox] [--no-webgl] [--no-canvas-capture]
        [--spares=N] [--page-reuse=N] [--page-heap-mb=N] [--max-bytes=N] [--max-depth=N] [--max-heap-mb=N]
   --plotly and --bokeh default to the runtime venv's own plotly.js and BokehJS, --js-modules to
   runtime/js/node_modules (the snippet libraries).`;
@@ -38,6 +38,7 @@ function parseArgs(argv) {
       case '--gid': o.gid = int(v, k); break;
       case '--no-chromium-sandbox': o.chromiumSandbox = false; break;
       case '--no-webgl': o.webgl = false; break;
+      case '--no-canvas-capture': o.canvasCapture = false; break;
       case '--spares': o.spares = int(v, k); break;
       case '--max-bytes': o.limits.maxBytes = int(v, k); break;
       case '--max-depth': o.limits.maxDepth = int(v, k); break;

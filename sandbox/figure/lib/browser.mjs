@@ -12,7 +12,7 @@ import { chromium } from 'playwright-core';
 import { FigureError } from './errors.mjs';
 import { readFigure, DEFAULT_LIMITS } from './figure_file.mjs';
 import { canvasFor, fitCanvas } from './canvas.mjs';
-import { LIBRARIES } from './libraries.mjs';
+import { LIBRARIES, bokehWarmUp } from './libraries.mjs';
 import { SlotPool } from './slots.mjs';
 import { pngSize } from './png.mjs';
 import { runtimePlotlyJs, runtimeBokehDir, DEFAULT_JS_MODULES } from './runtime.mjs';
@@ -21,6 +21,7 @@ import { snippetLibraries, SNIPPET_MAX_BYTES } from './snippet.mjs';
 import { drawSnippet } from './snippet_draw.mjs';
 import { MuixBundler } from './muix_bundle.mjs';
 import { ContextSpare } from './snippet_context.mjs';
+import { canvasShot, canvasRefusedAhead, showPlot } from './canvas_capture.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const LAUNCHER = path.join(HERE, '..', 'chromium-launch.sh');
@@ -38,6 +39,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   pageReuse: 50,          // figures one page draws before it is replaced by a fresh one
   pageHeapMb: 192,        // a page whose V8 heap still holds more after its figure is cleared is replaced
   fastPng: true,          // zlib's fast level: 3x quicker on dense plots, 1.1-2x the bytes
+  canvasCapture: true,    // a bokeh page whose canvases alone make its pixels: PNG from them (canvas_capture.mjs)
   maxHeapMb: 1024,        // V8 old-space cap of each page
   pageTimeoutMs: 30000,   // making a fresh page (launch excluded)
   limits: DEFAULT_LIMITS,
@@ -107,22 +109,6 @@ function abortable(promise, ms, onAbort, register) {
     clearTimeout(timer);
     register(null);
   });
-}
-
-// A bokeh document's warm-up: one small plot, made in the page's own version so BokehJS accepts it.
-function bokehWarmUp(version) {
-  const id = (n) => `w${n}`;
-  const obj = (n, name, attributes = {}) => ({ type: 'object', name, id: id(n), attributes });
-  const plot = obj(1, 'Figure', {
-    width: 320, height: 180,
-    x_range: obj(2, 'DataRange1d'), y_range: obj(3, 'DataRange1d'),
-    x_scale: obj(4, 'LinearScale'), y_scale: obj(5, 'LinearScale'),
-    renderers: [obj(6, 'GlyphRenderer', {
-      data_source: obj(7, 'ColumnDataSource', { data: { type: 'map', entries: [['x', [0, 1, 2]], ['y', [1, 0, 2]]] } }),
-      glyph: obj(8, 'Line', { x: { type: 'field', field: 'x' }, y: { type: 'field', field: 'y' } }),
-    })],
-  });
-  return JSON.stringify({ target_id: null, root_id: id(1), doc: { version, title: 'warm-up', roots: [plot] }, version });
 }
 
 export class FigureBrowser {
@@ -299,6 +285,7 @@ export class FigureBrowser {
         return {
           width: d.width, height: d.height, bytes: d.png.length, library: lib.name,
           blocked_requests: slot.blocked, csp_violations: d.cspViolations, reused, phases,
+          ...(d.capture ? { capture: d.capture } : {}),
         };
       } finally {
         // Clear or close the page after the answer is out (setImmediate runs after the caller's write).
@@ -444,26 +431,36 @@ export class FigureBrowser {
       slot.metrics = m;
     };
     let size = LIBRARIES.bokeh.declaredSize(figure);
-    let r, canvas;
-    try {
-      if (!size) {
-        await metrics(MAX_MEASURE, MAX_MEASURE, 1);
-        r = await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs });
-        size = { width: r.width, height: r.height };
-        await slot.page.evaluate(LIBRARIES.bokeh.reset);
-        lap('measure');
+    let r, canvas, hidden = false;
+    const draw = async (args) => {
+      try {
+        return await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs, ...args });
+      } catch (e) {
+        throw failed(e, 'drawing');
       }
-      canvas = fitCanvas(size.width, size.height);
-      await metrics(canvas.cssWidth, canvas.cssHeight, canvas.scale);
-      r = await slot.page.evaluate(LIBRARIES.bokeh.draw, { text, settleMs, x: canvas.offsetX, y: canvas.offsetY });
-    } catch (e) {
-      if (e instanceof FigureError) throw e;
-      throw failed(e, 'drawing');
+    };
+    if (!size) {
+      await metrics(MAX_MEASURE, MAX_MEASURE, 1).catch((e) => { throw failed(e, 'drawing'); });
+      r = await draw({});
+      size = { width: r.width, height: r.height };
+      await slot.page.evaluate(LIBRARIES.bokeh.reset).catch((e) => { throw failed(e, 'drawing'); });
+      lap('measure');
     }
+    canvas = fitCanvas(size.width, size.height);
+    await metrics(canvas.cssWidth, canvas.cssHeight, canvas.scale).catch((e) => { throw failed(e, 'drawing'); });
+    // Drawn hidden when the canvas capture may take it (canvas_capture.mjs says when).
+    const capture = { how: 'screenshot', why: this.opts.canvasCapture ? canvasRefusedAhead(canvas, text) : null };
+    hidden = this.opts.canvasCapture && !capture.why;
+    r = await draw({ x: canvas.offsetX, y: canvas.offsetY, hidden });
     lap('draw');
-    const shot = await this.shoot(slot, canvas, 1, failed, lap, true);
+    let shot = hidden ? await canvasShot(slot.page, canvas, failed, capture) : null;
+    if (shot) lap('shot');
+    // Refused (or shown for a test's look): the plot is shown, and the screenshot draws its frame.
+    if (hidden && (!shot || hooks.inspect)) await showPlot(slot.page).catch((e) => { throw failed(e, 'drawing'); });
+    if (!shot) shot = await this.shoot(slot, canvas, 1, failed, lap, true);
     if (hooks.inspect) await hooks.inspect(slot.page);
-    return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp };
+    return { png: shot.png, width: shot.size.width, height: shot.size.height, cspViolations: r.csp,
+      capture: capture.why ? `${capture.how} (${capture.why})` : capture.how };
   }
 
   async close() {

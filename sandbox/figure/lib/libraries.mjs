@@ -88,11 +88,15 @@ function bokehDeclaredSize(item) {
   return typeof a.width === 'number' && typeof a.height === 'number' ? { width: a.width, height: a.height } : null;
 }
 
-async function drawBokehInPage({ text, settleMs, x = 0, y = 0 }) {
+// hidden: the plot is drawn under visibility: hidden, for the canvas capture (canvas_capture.mjs):
+// BokehJS paints its canvases the same, and the page makes no frame of them, which costs as much
+// as the paint itself; the capture, or the screenshot after it, shows the plot again.
+async function drawBokehInPage({ text, settleMs, x = 0, y = 0, hidden = false }) {
   const item = JSON.parse(text);
   const el = document.getElementById('plot');
   el.style.left = `${x}px`;
   el.style.top = `${y}px`;
+  el.style.visibility = hidden ? 'hidden' : '';
   window.__plotqViews = await Bokeh.embed.embed_item(item, el);
   const doc = Bokeh.documents[Bokeh.documents.length - 1];
   const until = performance.now() + settleMs;
@@ -141,6 +145,22 @@ function resetBokehInPage() {
   document.body.appendChild(fresh);
 }
 
+// A bokeh document's warm-up: one small plot, made in the page's own version so BokehJS accepts it.
+export function bokehWarmUp(version) {
+  const id = (n) => `w${n}`;
+  const obj = (n, name, attributes = {}) => ({ type: 'object', name, id: id(n), attributes });
+  const plot = obj(1, 'Figure', {
+    width: 320, height: 180,
+    x_range: obj(2, 'DataRange1d'), y_range: obj(3, 'DataRange1d'),
+    x_scale: obj(4, 'LinearScale'), y_scale: obj(5, 'LinearScale'),
+    renderers: [obj(6, 'GlyphRenderer', {
+      data_source: obj(7, 'ColumnDataSource', { data: { type: 'map', entries: [['x', [0, 1, 2]], ['y', [1, 0, 2]]] } }),
+      glyph: obj(8, 'Line', { x: { type: 'field', field: 'x' }, y: { type: 'field', field: 'y' } }),
+    })],
+  });
+  return JSON.stringify({ target_id: null, root_id: id(1), doc: { version, title: 'warm-up', roots: [plot] }, version });
+}
+
 // ---- the table ---------------------------------------------------------------------------------
 
 const BOKEH_BUNDLES = ['bokeh.min.js', 'bokeh-gl.min.js', 'bokeh-widgets.min.js', 'bokeh-tables.min.js'];
@@ -164,7 +184,7 @@ export const LIBRARIES = Object.freeze({
     declaredSize: bokehDeclaredSize,
     draw: drawBokehInPage,
     reset: resetBokehInPage,
-    warmUp: null,   // made from the installed version at start (browser.mjs)
+    warmUp: null,   // bokehWarmUp(version), made from the page's own version at start (browser.mjs)
   },
 });
 

@@ -75,6 +75,18 @@ export function decodePng(buf) {
       for (let i = 0; i < px.length; i += channels) if (pred(px[i], px[i + 1], px[i + 2])) n++;
       return n;
     },
+    // Every pixel as RGBA, alpha 255 where the PNG has none: what two encodings of the same
+    // picture share (a screenshot is RGB, a canvas's own PNG RGBA).
+    rgba() {
+      if (channels === 4) return px;
+      const out = Buffer.alloc(width * height * 4, 255);
+      for (let i = 0, o = 0; i < px.length; i += 3, o += 4) {
+        out[o] = px[i];
+        out[o + 1] = px[i + 1];
+        out[o + 2] = px[i + 2];
+      }
+      return out;
+    },
   };
 }
 
