@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,13 @@ const std::string kSnippet = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2
 
 // n requests (after 3 warm-up) on a fresh plotqd whose store is `db`.
 Result measure(const std::string& binary, const std::string& db, const std::string& harness_dir, int n,
-               const std::string& label) {
+               const std::string& label, const Env& more = {}) {
   Env env = {{"PLOTQ_DB", db},
              {"PLOTQ_ENVIRONMENT", "development"},
              {"PLOTQ_RUNS_PER_MINUTE", "100000"},
              {"PLOTQ_LOG_REQUESTS", "0"}};
   if (!harness_dir.empty()) env.emplace_back("PLOTQ_HARNESS_DIR", harness_dir);
+  env.insert(env.end(), more.begin(), more.end());
   Plotqd d(binary, env);
   if (!d.wait_listening(30s)) throw std::runtime_error("plotqd did not start");
   // Warm-up: the data zygote starts on the first job.
@@ -56,6 +58,7 @@ Result measure(const std::string& binary, const std::string& db, const std::stri
     nlohmann::json body = {{"job_id", "warm" + std::to_string(i)}, {"source", kSnippet}, {"timeout_s", 20}};
     http_request(d.port(), "POST", "/run-data", body.dump(), {}, 60s);
   }
+  std::this_thread::sleep_for(500ms);  // the armed spares made (PLOTQ_SPARES_DATA)
   std::vector<double> run_ms, health_ms;
   Result r;
   for (int i = 0; i < n; ++i) {
@@ -100,12 +103,13 @@ Result measure(const std::string& binary, const std::string& db, const std::stri
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: run_data_bench PLOTQD [N] [--harness-dir DIR] [--engines sqlite,postgresql] [--rounds R] [--pg CONNINFO]\n");
+    std::fprintf(stderr, "usage: run_data_bench PLOTQD [N] [--harness-dir DIR] [--engines sqlite,postgresql] [--rounds R] [--pg CONNINFO]\n"
+                         "                      [--spares A,B,...]   (PLOTQ_SPARES_DATA per round, alternating; ratios to the first)\n");
     return 2;
   }
   // --harness-dir: another copy of sandbox/harness (PLOTQ_HARNESS_DIR), to compare two versions
   // of the harness with the same binary in one sitting.
-  std::string harness_dir, engines_arg, pg;
+  std::string harness_dir, engines_arg, pg, spares_arg;
   int n = 100, rounds = 1;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -113,6 +117,7 @@ int main(int argc, char** argv) {
     else if (a == "--engines" && i + 1 < argc) engines_arg = argv[++i];
     else if (a == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (a == "--pg" && i + 1 < argc) pg = argv[++i];
+    else if (a == "--spares" && i + 1 < argc) spares_arg = argv[++i];
     else n = std::atoi(argv[i]);
   }
   int failures = 0;
@@ -121,7 +126,35 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<Result>> by;
   std::vector<std::string> engines;
   try {
-    if (engines_arg.empty()) {
+    if (!spares_arg.empty()) {
+      // Armed spares against a baseline, the same requests, alternating in one sitting.
+      std::vector<std::string> values;
+      for (std::size_t at = 0; at <= spares_arg.size();) {
+        std::size_t comma = std::min(spares_arg.find(',', at), spares_arg.size());
+        values.push_back(spares_arg.substr(at, comma - at));
+        at = comma + 1;
+      }
+      std::map<std::string, std::vector<Result>> by_spares;
+      for (int round = 0; round < rounds; ++round)
+        for (const auto& v : values) {
+          TempDir vdir;
+          Result r = measure(argv[1], vdir.file("plotq.db"), harness_dir, n,
+                             "[spares " + v + ", round " + std::to_string(round + 1) + "] ", {{"PLOTQ_SPARES_DATA", v}});
+          failures += r.failures;
+          by_spares[v].push_back(r);
+          if (v == values.back()) run_p50.push_back(r.p50);
+        }
+      auto med = [&](const std::string& v, double Result::*f) {
+        std::vector<double> xs;
+        for (const auto& r : by_spares[v]) xs.push_back(r.*f);
+        return pct(xs, 0.5);
+      };
+      std::printf("medians over %d round(s) of %d requests; load avg %.1f at the end:\n", rounds, n, loadavg());
+      for (const auto& v : values)
+        std::printf("    PLOTQ_SPARES_DATA=%s: /run-data p50 %.1f ms  p90 %.1f ms;  sandbox wall p50 %.1f ms;  ratio to %s: %.2f\n",
+                    v.c_str(), med(v, &Result::p50), med(v, &Result::p90), med(v, &Result::wall_p50), values.front().c_str(),
+                    med(v, &Result::p50) / med(values.front(), &Result::p50));
+    } else if (engines_arg.empty()) {
       Result r = measure(argv[1], dir.file("plotq.db"), harness_dir, n, "");
       failures += r.failures;
       run_p50.push_back(r.p50);
