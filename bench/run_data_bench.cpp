@@ -40,6 +40,13 @@ struct Result {
   int failures = 0;
 };
 
+// The median of one field over rounds.
+double median_of(const std::vector<Result>& rounds, double Result::*field) {
+  std::vector<double> v;
+  for (const auto& r : rounds) v.push_back(r.*field);
+  return pct(v, 0.5);
+}
+
 const std::string kSnippet = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2], 'y': [3.5, 4.5]})\n";
 
 // n requests (after 3 warm-up) on a fresh plotqd whose store is `db`.
@@ -144,11 +151,7 @@ int main(int argc, char** argv) {
           by_spares[v].push_back(r);
           if (v == values.back()) run_p50.push_back(r.p50);
         }
-      auto med = [&](const std::string& v, double Result::*f) {
-        std::vector<double> xs;
-        for (const auto& r : by_spares[v]) xs.push_back(r.*f);
-        return pct(xs, 0.5);
-      };
+      auto med = [&](const std::string& v, double Result::*f) { return median_of(by_spares[v], f); };
       std::printf("medians over %d round(s) of %d requests; load avg %.1f at the end:\n", rounds, n, loadavg());
       for (const auto& v : values)
         std::printf("    PLOTQ_SPARES_DATA=%s: /run-data p50 %.1f ms  p90 %.1f ms;  sandbox wall p50 %.1f ms;  ratio to %s: %.2f\n",
@@ -194,11 +197,7 @@ int main(int argc, char** argv) {
   std::printf("ratio p50 run-data%s / bare cold python: %.2f\n", engines.empty() ? "" : (" (" + engines.front() + ")").c_str(),
               pct(run_p50, 0.5) / pct(bare_ms, 0.5));
   if (!engines.empty()) {
-    auto med = [&](const std::string& e, double Result::*f) {
-      std::vector<double> v;
-      for (const auto& r : by[e]) v.push_back(r.*f);
-      return pct(v, 0.5);
-    };
+    auto med = [&](const std::string& e, double Result::*f) { return median_of(by[e], f); };
     std::printf("medians over %d round(s) of %d requests; load avg %.1f at the end:\n", rounds, n, loadavg());
     for (const auto& e : engines)
       std::printf("    %-10s /run-data p50 %.1f ms  p90 %.1f ms;  ledger commit p50 %.2f ms;  sandbox wall p50 %.1f ms;  /healthz p50 %.2f ms\n",

@@ -44,6 +44,9 @@ inline constexpr int kThumbMaxWidth = 320;
 inline constexpr int kThumbMaxHeight = 240;
 inline constexpr std::uint64_t kThumbMaxSourcePixels = 25'000'000;
 
+// ---- the sandbox's own processes ----
+inline constexpr int kMaxSparesLost = 8;
+
 struct Limit {
   std::string_view name;
   double bound;
@@ -82,6 +85,8 @@ inline constexpr Limit kLimits[] = {
     {"kThumbMaxHeight", kThumbMaxHeight, "pixels", "", "a sweep thumbnail's box: both canvases scale by 1/10"},
     {"kThumbMaxSourcePixels", static_cast<double>(kThumbMaxSourcePixels), "pixels", "",
      "a child's PNG the sweep decodes for a thumbnail (4 bytes a pixel): its header may declare any size"},
+    {"kMaxSparesLost", kMaxSparesLost, "spares", "",
+     "armed spares of a mode that die waiting in a row before it stops arming them (until its zygote restarts): no fork loop"},
 };
 
 // docs/limits.md: kLimits as a Markdown table.

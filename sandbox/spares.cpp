@@ -15,6 +15,7 @@
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/limits.hpp"
 #include "common/log.hpp"
 
 namespace plotq::sandbox {
@@ -25,9 +26,7 @@ namespace {
 
 // How often the waiting spares' ages are looked at, as a share of their longest wait.
 constexpr double kAgeChecksPerWait = 4;
-// Spares of a mode lost while waiting, since its zygote started or a job last took one, before
-// that mode stops arming them.
-constexpr int kMaxSparesLost = 8;
+
 
 }  // namespace
 
@@ -165,7 +164,7 @@ void LauncherState::spare_event(const std::string& mode, const std::string& even
     it->second.erase(s);
     // Spares that die waiting, again and again, are not armed again until the zygote restarts:
     // jobs then get the zygote's unarmed children.
-    if (++spares_lost[mode] <= kMaxSparesLost) arm_spares(mode);
+    if (++spares_lost[mode] <= limits::kMaxSparesLost) arm_spares(mode);
     else log_event("sandbox_spares_off", {{"mode", mode}});
     return;
   }

@@ -52,15 +52,26 @@ void wait_spares(Sandbox& box, std::size_t n) {
   REQUIRE(box.launcher->spare_pids().size() >= n);
 }
 
+// A launcher whose raw jobs run in armed spares: `spares` of them over `slots` job slots.
+std::function<void(sb::Config&)> raw_spares(std::size_t slots, std::uint32_t spares, double max_wait_s = 600) {
+  return [=](sb::Config& c) {
+    c.sandbox_max_jobs = slots;
+    c.spares_raw = spares;
+    c.spare_max_wait_s = max_wait_s;
+  };
+}
+
+// The raw zygote up and its spares forked.
+void armed(Sandbox& box) {
+  box.wait_zygote("raw");
+  wait_spares(box, box.launcher->config().spares_raw);
+}
+
 }  // namespace
 
 TEST_CASE("a job in an armed spare sees exactly what a job confined after it came sees", "[spares][hostile]") {
-  Sandbox box([](sb::Config& c) {
-    c.sandbox_max_jobs = 1;
-    c.spares_raw = 1;
-  });
-  box.wait_zygote("raw");
-  wait_spares(box, 1);
+  Sandbox box(raw_spares(1, 1));
+  armed(box);
   // Let the spare wait (and warm up) a while, so that anything its wait leaves would be there.
   box.drive([] { return false; }, 300);
   auto warm = box.run(raw_job(kLook, 20, false));
@@ -86,14 +97,10 @@ TEST_CASE("a job in an armed spare sees exactly what a job confined after it cam
 }
 
 TEST_CASE("a job cannot see the spare before it nor any earlier job: every spare is a fresh fork of the zygote", "[spares][hostile]") {
-  Sandbox box([](sb::Config& c) {
-    c.sandbox_max_jobs = 1;
-    c.spares_raw = 2;
-  });
-  box.wait_zygote("raw");
-  wait_spares(box, 2);
-  // Job A plants a secret everywhere a process can: its module state, its environment, its
-  // work dir, its heap, and a straggler process; then it exits.
+  Sandbox box(raw_spares(1, 2));
+  armed(box);
+  // Job A plants a secret where a process keeps state: its module state, its environment, its
+  // work dir, its heap; then it exits (stragglers and IPC: test_warm.cpp).
   const std::string plant = R"(
 import os, sys
 SECRET = "secret-of-job-a-7f3e"
@@ -128,13 +135,8 @@ print("heap", found, flush=True)
 }
 
 TEST_CASE("spares: the number per mode is the setting's, each in a work dir of its own, a retired one is replaced", "[spares]") {
-  Sandbox box([](sb::Config& c) {
-    c.sandbox_max_jobs = 2;
-    c.spares_raw = 3;
-    c.spare_max_wait_s = 1;
-  });
-  box.wait_zygote("raw");
-  wait_spares(box, 3);
+  Sandbox box(raw_spares(2, 3, 1));
+  armed(box);
   CHECK(box.launcher->spares_waiting()["raw"] == 3);
   auto first = box.launcher->spare_pids();
   std::set<pid_t> before(first.begin(), first.end());
@@ -173,12 +175,8 @@ TEST_CASE("spares: the number per mode is the setting's, each in a work dir of i
 }
 
 TEST_CASE("spares: a job killed for its limits takes the slot's waiting spares with it, and others are armed", "[spares]") {
-  Sandbox box([](sb::Config& c) {
-    c.sandbox_max_jobs = 1;
-    c.spares_raw = 2;
-  });
-  box.wait_zygote("raw");
-  wait_spares(box, 2);
+  Sandbox box(raw_spares(1, 2));
+  armed(box);
   auto r = box.run(raw_job("while True:\n    pass\n", 1, false));
   CHECK(r.reason == sb::Reason::timeout);
   CHECK(r.spare);
