@@ -15,13 +15,27 @@ install_guard <- function(refuse, work_dir) {
   # name -> rule; each replaced in base's namespace and in package:base (two environments).
   base_rules <- list(
     system = "process", system2 = "process", pipe = "process",
-    url = "network", download.file = "network", socketConnection = "socket",
+    url = "network", socketConnection = "socket",
     socketAccept = "socket", make.socket = "socket", serverSocket = "socket")
   # Not Sys.setenv: packages set variables as they load (ggplot2's dependencies do), and the
   # job's environment is its own (the host hands it a complete one, nothing secret in it).
   for (name in names(base_rules)) {
     fn <- deny(base_rules[[name]], name)
     for (env in list(baseenv(), .BaseNamespaceEnv)) {
+      if (!exists(name, envir = env, inherits = FALSE)) next
+      locked <- bindingIsLocked(name, env)
+      if (locked) unlockBinding(name, env)
+      assign(name, fn, envir = env)
+      if (locked) lockBinding(name, env)
+    }
+  }
+  # utils (attached at start): download.file, and what reaches the network or a shell through it.
+  utils_rules <- list(download.file = "network", url.show = "network", browseURL = "process")
+  utils_ns <- asNamespace("utils")
+  utils_pkg <- if ("package:utils" %in% search()) as.environment("package:utils") else NULL
+  for (name in names(utils_rules)) {
+    fn <- deny(utils_rules[[name]], name)
+    for (env in Filter(Negate(is.null), list(utils_ns, utils_pkg))) {
       if (!exists(name, envir = env, inherits = FALSE)) next
       locked <- bindingIsLocked(name, env)
       if (locked) unlockBinding(name, env)
