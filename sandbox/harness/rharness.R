@@ -19,8 +19,11 @@
 #    33 plot_missing, 34 source_invalid, 35 internal_error), and quits with that code.
 # The record is the job's own claim: the host believes it only when it agrees with the exit status
 # (runs/render_interpret.cpp), and never reads anything but the capped files it names.
-local({
+# The harness's own environment has base as its parent, not the global environment: a function the
+# plot defines globally (a `finish`, a `sprintf`) never shadows what the harness calls after it.
+local(envir = new.env(parent = baseenv()), {
   .quit <- base::quit  # bound before the plot runs: its body is .Internal(quit(...))
+  work_dir <- getwd()  # the job's work dir: the record goes there even if the plot setwd()s away
   args <- commandArgs(trailingOnly = TRUE)
   opt <- function(name) {
     i <- match(name, args)
@@ -73,8 +76,9 @@ local({
                           '"error": %s, "refusal": %s, "exit_request": null, "measured": %s, "limit": %s}'),
                    jstr(theme), jstr(output), code, jstr(reasons[[as.character(code)]]),
                    obj(error), obj(refusal), jint(measured), jint(limit))
-    suppressWarnings(file.remove("result.json"))  # a link the plot left there is removed, not followed
-    writeLines(rec, "result.json", useBytes = TRUE)
+    record <- file.path(work_dir, "result.json")
+    suppressWarnings(file.remove(record))  # a link the plot left there is removed, not followed
+    writeLines(rec, record, useBytes = TRUE)
     flush(stdout())
     flush(stderr())
     .quit("no", code, FALSE)
@@ -89,8 +93,10 @@ local({
   Encoding(text) <- "UTF-8"
   if (!validUTF8(text)) finish(34L)
   if (nchar(text, type = "chars") > max_chars) finish(34L, measured = nchar(text), limit = max_chars)
-  srcfile <- srcfilecopy(plot_file, strsplit(text, "\n", fixed = TRUE)[[1L]], isFile = TRUE)
-  exprs <- tryCatch(parse(text = text, keep.source = TRUE, srcfile = srcfile),
+  # Parsed as lines (as parse(file) reads them), so that a parse error names the line Rscript would.
+  lines <- strsplit(text, "\n", fixed = TRUE)[[1L]]
+  srcfile <- srcfilecopy(plot_file, lines, isFile = TRUE)
+  exprs <- tryCatch(parse(text = lines, keep.source = TRUE, srcfile = srcfile),
                     error = function(e) e)
   if (inherits(exprs, "error")) {
     at <- regmatches(conditionMessage(exprs), regexpr("^[^:]*:([0-9]+):", conditionMessage(exprs)))

@@ -65,6 +65,21 @@ def main():
             if len(pngs) == 2:
                 check(pngs["light"][0] != pngs["dark"][0] and pngs["light"][1] != pngs["dark"][1],
                       "%s: light and dark differ (backgrounds %s / %s)" % (spec, pngs["light"][1], pngs["dark"][1]))
+        # The harness's own cases: a parse error (class parseError, its line), quit(status = 3)
+        # (plot_exit), a plot that shadows the functions the harness calls and moves away from the
+        # work dir, then saves nothing (no_output: the record still came back).
+        cases = [
+            ("r-parse", "x <- 1\ny <- (2 +\n", "plot_error", "parseError", 3),
+            ("r-quit", "x <- 1\nquit(status = 3)\n", "plot_exit", "quit", 2),
+            ("r-shadow", "sprintf <- function(...) stop('x')\nwriteLines <- function(...) stop('x')\nsetwd('/')\n",
+             "no_output", None, None),
+        ]
+        for job, src, reason, cls, line in cases:
+            status, ans = render(d.port, job, src)
+            out = ans["outputs"]["light"] if status == 200 else {}
+            err = out.get("error") or {}
+            check(status == 200 and out.get("reason") == reason and err.get("class") == cls and err.get("line") == line,
+                  "%s: %s %s" % (job, status, dump(out)[:300]))
         # Julia: no runtime here, answered runtime_unavailable (503), never run and never a plot error.
         status, ans = render(d.port, "julia-1", "using CairoMakie\n", language="julia", library="makie")
         check(status == 503 and ans.get("detail") == "runtime_unavailable", "julia: %s %s" % (status, dump(ans)[:200]))
