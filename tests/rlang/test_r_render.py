@@ -1,6 +1,7 @@
 """R renders through a real plotqd (issue 35): every R file of tests/catalogue in both themes via
 POST /render with language "r", each theme's outcome as the catalogue's README says (size,
-canvas, not one flat colour, light and dark different; the fail files' class and line); a Julia
+canvas, not one flat colour, light and dark different; the fail files' class and line); a chat
+turn's plot action with ggplot2; a Julia
 file is runtime_unavailable and booked; GET /status names the R runtime.
 
     runtime/venv/bin/python tests/rlang/test_r_render.py <plotqd binary>
@@ -10,6 +11,7 @@ import os
 import sys
 
 from rtest_util import SOURCE, dump, off_background_share, render, request, skip_without_r, start_plotqd, theme_png
+from plotq_client import Stream, new_session, read_to_done  # noqa: E402 (rtest_util puts tests/crash on the path)
 
 CAT = os.path.join(SOURCE, "tests", "catalogue", "plots")
 # spec -> (width, height, canvas) for renders; fail specs -> (reason, class, line)
@@ -80,6 +82,20 @@ def main():
             err = out.get("error") or {}
             check(status == 200 and out.get("reason") == reason and err.get("class") == cls and err.get("line") == line,
                   "%s: %s %s" % (job, status, dump(out)[:300]))
+        # A chat turn's plot action with ggplot2: the same R job, its plot event with the canvas.
+        sid = new_session(d.port, "rtest")
+        with open(os.path.join(CAT, "bar-basic", "implementations", "r", "ggplot2.R"), encoding="utf-8") as f:
+            bar = f.read()
+        st = Stream(d.port, "POST", "/v1/sessions/%s/messages" % sid,
+                    {"text": "plot it", "action": {"kind": "plot", "code": bar, "library": "ggplot2", "language": "r",
+                                                   "themes": ["light"]}}, user="rtest", timeout=180)
+        seen = []
+        done = st.status == 200 and read_to_done(st, seen)
+        st.close()
+        plot = next((e["data"] for e in seen if e["event"] == "plot"), None)
+        light = (plot or {}).get("themes", {}).get("light", {})
+        check(done and light.get("width") == 3200 and light.get("height") == 1800 and light.get("canvas") == "exact",
+              "chat turn plot action (ggplot2): %s %s" % (st.status, dump([(e["event"], e["data"]) for e in seen])[:400]))
         # Julia: no runtime here, answered runtime_unavailable (503), never run and never a plot error.
         status, ans = render(d.port, "julia-1", "using CairoMakie\n", language="julia", library="makie")
         check(status == 503 and ans.get("detail") == "runtime_unavailable", "julia: %s %s" % (status, dump(ans)[:200]))
