@@ -19,7 +19,9 @@
 #   -t     per-file timeout (default 60, the sweep's)
 #   -l     only these libraries (file stems: matplotlib,seaborn,plotnine,altair,pygal,letsplot,plotly,bokeh)
 #   -m     which modes to run (default bare,sandbox; the comparison needs both)
-#   -L     the catalogue's language (default python; javascript: chartjs, d3, echarts, highcharts, muix)
+#   -L     the catalogue's language (default python; javascript: chartjs, d3, echarts, highcharts, muix;
+#          r: ggplot2.R, bare = `Rscript` one fresh process a file (issue 35); julia: makie.jl, every
+#          file runtime_unavailable in both modes: no Julia runtime exists here)
 #   -P     paired: library by library, bare then sandboxed, cheapest library first (a sweep of each
 #          mode per library, labelled MODE-STAMP-LIBRARY). A sitting cut short then still holds
 #          whole pairs: each library's outcomes and its wall-time ratio were taken under the same
@@ -59,7 +61,7 @@ while getopts n:j:b:g:w:t:l:m:L:RP opt; do
     L) language=$OPTARG ;;
     R) report_only=1 ;;
     P) paired=1 ;;
-    *) sed -n '2,33p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,35p' "$0" >&2; exit 2 ;;
   esac
 done
 plotq="$build/plotq"
@@ -92,7 +94,7 @@ else
 rm -rf "$work/anyplot" "$work/root"
 mkdir -p "$work/anyplot" "$work/root"
 git --git-dir="$gitdir" archive HEAD plots | tar -x -C "$work/anyplot"
-case $language in python|javascript) ;; *) echo "-L must be python or javascript" >&2; exit 2 ;; esac
+case $language in python|javascript|r|julia) ;; *) echo "-L must be python, javascript, r or julia" >&2; exit 2 ;; esac
 /usr/bin/python3 - "$work/anyplot" "$work/root" "$per_library" "$libraries" "$language" <<'EOF'
 import glob, os, shutil, sys
 src, dst, n, libs = sys.argv[1], sys.argv[2], int(sys.argv[3]), set(filter(None, sys.argv[4].split(",")))
@@ -141,6 +143,8 @@ if [ "$paired" -eq 1 ]; then
   # loses the dearest pairs, not several cheap ones.
   case $language in
     python) order="plotly pygal matplotlib plotnine seaborn altair bokeh letsplot" ;;
+    r) order="ggplot2" ;;
+    julia) order="makie" ;;
     *) order="chartjs d3 highcharts echarts muix" ;;
   esac
   for lib in $order; do

@@ -56,7 +56,8 @@ inline void render_body(std::string_view text) {
   PLOTQ_FUZZ_CHECK(!b.themes.empty() && b.themes.size() <= 2);
   for (const auto& t : b.themes) PLOTQ_FUZZ_CHECK(t == "light" || t == "dark");
   if (b.themes.size() == 2) PLOTQ_FUZZ_CHECK(b.themes[0] != b.themes[1]);
-  PLOTQ_FUZZ_CHECK(!b.language || *b.language == "python" || *b.language == "javascript");
+  PLOTQ_FUZZ_CHECK(!b.language || *b.language == "python" || *b.language == "javascript" || *b.language == "r" ||
+                   *b.language == "julia");
   if (const runs::Library* lib = runs::find_library(b.library); lib && lib->language == "javascript")
     PLOTQ_FUZZ_CHECK(b.data_csv.empty());
   (void)runs::render_mode(b.library);

@@ -18,9 +18,11 @@ std::string library_support(std::string_view library, const std::map<std::string
                             bool figures_available) {
   const Library* l = find_library(library);
   if (!l) return "invalid_library";
+  if (l->mode == RenderMode::none) return "runtime_unavailable";
   for (std::string_view p : l->packages)
     if (!p.empty() && packages.find(std::string(p)) == packages.end()) return "runtime_unavailable";
-  if (l->mode != RenderMode::plot && !figures_available) return "runtime_unavailable";
+  bool drawn_by_chromium = l->mode == RenderMode::figure || l->mode == RenderMode::snippet;
+  if (drawn_by_chromium && !figures_available) return "runtime_unavailable";
   return "ok";
 }
 

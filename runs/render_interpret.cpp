@@ -15,6 +15,7 @@
 #include "runs/libraries.hpp"
 #include "runs/outcome.hpp"
 #include "runs/record_fields.hpp"
+#include "runs/runtime.hpp"
 #include "sandbox/figure_renderer.hpp"
 
 namespace plotq::runs {
@@ -22,6 +23,7 @@ namespace plotq::runs {
 namespace {
 
 constexpr const char* kPlotFile = "plot.py";
+constexpr const char* kRPlotFile = "plot.R";
 constexpr const char* kDataFile = "data.csv";
 constexpr const char* kResultFile = "result.json";
 
@@ -83,7 +85,12 @@ bool canvas_ok(int width, int height) { return sandbox::on_canvas(width, height,
 std::string canvas_of(int width, int height) { return canvas_ok(width, height) ? "exact" : "off"; }
 
 std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
-  return library_support(library, runtime.packages, figures && figures->available(render_mode(library) == RenderMode::plot ? "" : library));
+  const RenderMode mode = render_mode(library);
+  // An R library's packages are the R runtime's (runtime/r): the one passed when it is an R
+  // runtime (tests), else this process's r_runtime().
+  const Runtime& holds = mode == RenderMode::r && runtime.r.empty() ? r_runtime() : runtime;
+  bool chromium = mode == RenderMode::figure || mode == RenderMode::snippet;
+  return library_support(library, holds.packages, figures && figures->available(chromium ? library : ""));
 }
 
 RenderMode render_mode(const std::string& library) {
@@ -104,12 +111,14 @@ std::string validate_render_request(const RenderRequest& r) {
 
 sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s,
                                  std::uint64_t figure_max_bytes) {
-  const std::string mode(to_string(render_mode(request.library)));  // plot | figure: snippets run no sandbox job
+  // plot | figure | r: snippets run no sandbox job. An R file is plot.R, run by rharness.R.
+  const std::string mode(to_string(render_mode(request.library)));
+  const char* plot_file = mode == "r" ? kRPlotFile : kPlotFile;
   sandbox::JobSpec spec;
   spec.mode = mode;
-  spec.files[kPlotFile] = request.source;
+  spec.files[plot_file] = request.source;
   if (!request.data_csv.empty()) spec.files[kDataFile] = request.data_csv;
-  spec.argv = {"--" + mode, kPlotFile};
+  spec.argv = {mode == "r" ? std::string("--plot") : "--" + mode, plot_file};
   spec.env["ANYPLOT_THEME"] = theme;
   spec.timeout_s = timeout_s;
   spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? figure_max_bytes : kMaxPngBytes;
@@ -224,13 +233,15 @@ std::string describe(const ThemeRun& r) {
     return r.png ? "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) + " image."
                  : "The plot step finished; the figure is drawn next.";
   if (o == "plot_error") return "The plot raised " + r.error_class.value_or("an error") + at_line() + ".";
-  if (o == "plot_exit") return "The plot ended itself with an error status (sys.exit)" + at_line() + ".";
+  if (o == "plot_exit")
+    return std::string("The plot ended itself with an error status (") + (r.mode == "r" ? "quit" : "sys.exit") + ")" + at_line() + ".";
   if (o == "guard_refused")
     return "The plot tried something plot code may not do (" + r.refusal_rule.value_or("refused") + ")" + at_line() +
            ", so the render was stopped.";
   if (o == "no_output")
     return figure ? "The plot ran but made no figure: call fig.write_image(...) or fig.show() (plotly), save(p) "
                     "or export_png(p) (bokeh)."
+                  : r.mode == "r" ? "The plot ran but saved no image: save it with ggsave(sprintf(\"plot-%s.png\", THEME), device = ragg::agg_png)."
                   : "The plot ran but saved no image: save it with fig.savefig(f\"plot-{THEME}.png\").";
   if (o == "canvas_size")  // figure mode: the renderer sets the canvas, so another size is its fault
     return "The figure's image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +

@@ -387,6 +387,7 @@ Renderer::~Renderer() {
 }
 
 const Runtime& Renderer::runtime_for(const std::string& library) const {
+  if (render_mode(library) == RenderMode::r) return r_runtime();  // runtime/r, read once per process
   if (render_mode(library) != RenderMode::snippet) return *runtime_;
   // The modules dir the figure renderer really draws with (PLOTQ_JS_MODULES), as plotqd's App reads.
   if (!js_runtime_)

@@ -39,6 +39,18 @@ std::vector<std::string> LauncherState::job_env(const std::shared_ptr<Job>& job)
   env["PLOTQ_SANDBOX_MODE"] = job->spec.mode;
   env["PLOTQ_JOB_TIMEOUT_S"] = std::to_string(job->spec.timeout_s);
   env["PLOTQ_RLIMIT_CPU_S"] = std::to_string(job->cpu_limit_s);
+  if (job->spec.mode == "r") {
+    // What R's bin/R script would export (the job execs the binary itself: no shell, no exec after
+    // the start); Debian splits R_HOME's share, include and doc out to /usr/share/R.
+    const std::string& home = config.r_home;
+    bool debian = home == "/usr/lib/R";
+    env["R_HOME"] = home;
+    env["R_SHARE_DIR"] = debian ? "/usr/share/R/share" : home + "/share";
+    env["R_INCLUDE_DIR"] = debian ? "/usr/share/R/include" : home + "/include";
+    env["R_DOC_DIR"] = debian ? "/usr/share/R/doc" : home + "/doc";
+    env["R_LIBS_USER"] = std::string(kJobDirInside) + "/.R-library-none";  // no user library
+    env["PLOTQ_R_GUARD"] = config.r_guard ? "1" : "0";
+  }
   for (const auto& [k, v] : job->spec.env) env[k] = v;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
@@ -74,7 +86,7 @@ ConfineSpec LauncherState::confine_spec_for(const std::string& mode, int slot_in
   std::uint32_t ns_uid = 1 + static_cast<std::uint32_t>(slot_index);
   spec.uid = spec.gid = warm_path ? ns_uid : uids.job_uid(static_cast<std::uint32_t>(slot_index));
   spec.drop_groups = !warm_path;
-  bool plot_like = mode == "plot" || mode == "figure";
+  bool plot_like = mode == "plot" || mode == "figure" || mode == "r";
   bool memory_bounded = slot.cgroup.valid() && layers.active("cgroup_memory");
   spec.rlimits.as_bytes = (plot_like && memory_bounded ? config.plot_rlimit_as_mb : config.rlimit_as_mb) << 20;
   spec.rlimits.nproc = config.rlimit_nproc;
@@ -225,9 +237,16 @@ void LauncherState::launch_cold(const std::shared_ptr<Job>& job) {
   }
   ConfineSpec spec = confine_spec(job, false, st);
   ExecImage img;
-  img.path = config.python;
-  img.argv = {config.python, "-I", "-B", config.harness_dir + "/entry.py", "--mode", job->spec.mode,
-              "--report-fd", "3", "--lib", config.confine_lib};
+  if (job->spec.mode == "r") {
+    // R: its binary with rharness.R, which arms the exec filter (plotq_r_arm.so) before the plot.
+    img.path = config.r_exec;
+    img.argv = {config.r_exec, "--vanilla", "--no-echo", "--no-readline", "-f", config.harness_dir + "/rharness.R",
+                "--args", "--report-fd", "3", "--lib", r_arm_module(config)};
+  } else {
+    img.path = config.python;
+    img.argv = {config.python, "-I", "-B", config.harness_dir + "/entry.py", "--mode", job->spec.mode,
+                "--report-fd", "3", "--lib", config.confine_lib};
+  }
   if (!config.require_exec_filter) img.argv.push_back("--filter-optional");
   img.argv.push_back("--");
   for (const auto& a : job->spec.argv) img.argv.push_back(a);

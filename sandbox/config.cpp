@@ -86,7 +86,9 @@ void stage_for_jobs(Config& c) {
     bool ok = true;
     while (dirent* e = ::readdir(d)) {
       std::string n = e->d_name;
-      if (n.size() > 3 && n.compare(n.size() - 3, 3, ".py") == 0)
+      bool py = n.size() > 3 && n.compare(n.size() - 3, 3, ".py") == 0;
+      bool r = n.size() > 2 && n.compare(n.size() - 2, 2, ".R") == 0;  // rharness.R
+      if (py || r)
         ok = copy_file(c.harness_dir + "/" + n, hd + "/" + n, 0644) && ok;
     }
     ::closedir(d);
@@ -94,7 +96,8 @@ void stage_for_jobs(Config& c) {
   }
   // The cold path's exec-arm module lives next to the library (sandbox/exec_arm_module.c).
   if (lib_hidden && copy_file(c.confine_lib, dir + "/libplotq_confine.so", 0755) &&
-      copy_file(exec_arm_module(c), dir + "/plotq_exec_arm.so", 0755))
+      copy_file(exec_arm_module(c), dir + "/plotq_exec_arm.so", 0755) &&
+      (::access(r_arm_module(c).c_str(), R_OK) != 0 || copy_file(r_arm_module(c), dir + "/plotq_r_arm.so", 0755)))
     c.confine_lib = dir + "/libplotq_confine.so";
 }
 
@@ -111,6 +114,11 @@ std::uint32_t spares_for(const Config& c, const std::string& mode) {
 std::string exec_arm_module(const Config& c) {
   std::string::size_type slash = c.confine_lib.rfind('/');
   return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/plotq_exec_arm.so";
+}
+
+std::string r_arm_module(const Config& c) {
+  std::string::size_type slash = c.confine_lib.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/plotq_r_arm.so";
 }
 
 Config resolved(Config c) {

@@ -16,6 +16,13 @@ namespace plotq::sandbox {
 struct Config {
   // --- paths -------------------------------------------------------------------------------------
   std::string python = PLOTQ_DEFAULT_PYTHON;  // interpreter of every job (never the one on PATH)
+  // R jobs (mode "r"): R's own binary (not the bin/R shell script, which would need an exec after
+  // the start) and R's home; rharness.R arms the exec filter through plotq_r_arm.so.
+  std::string r_exec = "/usr/lib/R/bin/exec/R";
+  std::string r_home = "/usr/lib/R";
+  // The R-side guard (rharness.R: early refusals of system, pipe, url, dyn.load, ...). An optional
+  // layer: the kernel layers are the boundary, and the escape tests run with it off as well.
+  bool r_guard = true;
   std::string harness_dir;                    // sandbox/harness (entry.py, zygote.py, harness.py); "" = <home>/sandbox/harness
   std::string confine_lib;                    // libplotq_confine.so; "" = the one built next to this binary's build tree
   std::string runs_dir = "/var/lib/plotq/runs";  // one fresh work dir per job attempt, removed after it
@@ -114,6 +121,8 @@ Config resolved(Config c);
 std::uint32_t spares_for(const Config& c, const std::string& mode);
 // plotq_exec_arm.so, next to confine_lib: the cold path arms the exec filter with it.
 std::string exec_arm_module(const Config& c);
+// plotq_r_arm.so, next to confine_lib: R jobs arm the exec filter with it (sandbox/r_exec_arm.c).
+std::string r_arm_module(const Config& c);
 // The path is behind one of the empty tmpfs mounts every job gets (/tmp, hidden_paths, runs, locks).
 bool hidden_in_jobs(const Config& c, const std::string& path);
 

@@ -7,6 +7,9 @@ namespace plotq::sandbox {
 
 void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_PYTHON", &c.python, "interpreter of every sandbox job (never the one on PATH)");
+  s.add("PLOTQ_R", &c.r_exec, "R's binary for R jobs (mode r; R_HOME/bin/exec/R, never the bin/R script)");
+  s.add("PLOTQ_R_HOME", &c.r_home, "R_HOME of R jobs");
+  s.add("PLOTQ_R_GUARD", &c.r_guard, "the R-side guard of R jobs (early refusals; the kernel layers hold without it)");
   s.add("PLOTQ_HARNESS_DIR", &c.harness_dir, "the sandbox harness (entry.py, zygote.py, harness.py); empty = <PLOTQ_HOME>/sandbox/harness");
   s.add("PLOTQ_CONFINE_LIB", &c.confine_lib, "libplotq_confine.so; empty = the one built with this binary");
   s.add("PLOTQ_RUNS_DIR", &c.runs_dir, "one fresh work dir per job attempt is made (and removed) here");

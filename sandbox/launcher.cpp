@@ -18,7 +18,7 @@ namespace plotq::sandbox {
 
 namespace {
 
-bool known_mode(const std::string& m) { return m == "raw" || m == "data" || m == "plot" || m == "figure"; }
+bool known_mode(const std::string& m) { return m == "raw" || m == "data" || m == "plot" || m == "figure" || m == "r"; }
 
 bool valid_env_name(const std::string& n) {
   if (n.empty() || n.size() > 128) return false;

@@ -12,6 +12,8 @@ namespace plotq::sandbox {
 namespace detail {
 
 std::shared_ptr<Zygote> LauncherState::zygote_for(const std::string& mode) {
+  // R jobs are cold only: there is no R zygote (zygote.py preloads Python), whatever warm_modes says.
+  if (mode == "r") return nullptr;
   auto it = zygotes.find(mode);
   if (it != zygotes.end()) return it->second;
   bool warm_mode = false;

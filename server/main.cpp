@@ -203,6 +203,11 @@ int run(int argc, char** argv) {
   if (app.js_runtime->known())
     log_event("js_runtime", {{"id", app.js_runtime->id}, {"node", app.js_runtime->node},
                              {"packages", app.js_runtime->packages.size()}});
+  // R and its packages (runtime/r): read and checked against what is installed, once, at start.
+  if (const runs::Runtime& r = runs::r_runtime(); r.known())
+    log_event("r_runtime", {{"id", r.id}, {"r", r.r}, {"packages", r.packages.size()}});
+  else
+    log_event("r_runtime_unknown", {{"error", r.error}, {"manifest", r.manifest}});
   register_routes(app);
   start_store_checkpoints(app);  // after routes: its shutdown hook runs after theirs
   start_store_probe(app);

@@ -62,7 +62,8 @@ ParsedRender parse_render_body(std::string_view text) {
   std::optional<std::string> language;
   if (j->contains("language")) {
     language = wire::string_field(*j, "language", 1, 16);
-    if (!language || (*language != "python" && *language != "javascript")) return {std::nullopt, "invalid_job"};
+    if (!language || (*language != "python" && *language != "javascript" && *language != "r" && *language != "julia"))
+      return {std::nullopt, "invalid_job"};
   }
   // A JavaScript snippet takes no data.csv: the library names its language, else `language` does.
   const runs::Library* lib = runs::find_library(*library);

@@ -186,7 +186,7 @@ void register_render_routes(App& app) {
     // this runtime lacks (runtime_unavailable, 503) answers before any sandbox starts, and is
     // still a ledger row.
     const runs::Library* lib = runs::find_library(body.library);
-    std::string support = runs::render_support(body.library, *app.runtime, app.figures);
+    std::string support = runs::render_support(body.library, app.runtime_for(body.library), app.figures);
     if (support == "ok" && body.language && lib && lib->language != *body.language) support = "invalid_library";
     if (support != "ok") {
       // Answered once its rows are booked, as every other answer here: a client that reads the
@@ -235,6 +235,8 @@ void register_render_routes(App& app) {
         {"runtime", runs::runtime_json(*app.runtime)},
         // The JavaScript snippets' libraries (runtime/js/plotq-js-runtime.json).
         {"js_runtime", runs::runtime_json(*app.js_runtime)},
+        // R and its packages (runtime/r/plotq-r-runtime.json, checked against what is installed).
+        {"r_runtime", runs::runtime_json(runs::r_runtime())},
     };
     // A cluster node names the live nodes and where they listen: `plotq sweep --server` spreads
     // its files over them.

@@ -111,7 +111,7 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   if (!s.renderer) return s.fail(t, "unsupported");
   // The wire model took only names of the library table; a library this runtime lacks (or a
   // figure library without Chromium) ends the turn with error{runtime_unavailable}.
-  if (std::string support = runs::render_support(action.library, *s.app.runtime, s.app.figures); support != "ok")
+  if (std::string support = runs::render_support(action.library, s.app.runtime_for(action.library), s.app.figures); support != "ok")
     return s.fail(t, support);
   auto req = std::make_shared<runs::RenderRequest>();
   req->job_id = plot_job_id(t->id);

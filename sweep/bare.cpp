@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -300,6 +301,8 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
   if (run.timed_out) return set_failure(row, "timeout");
   if (run.signal) return set_failure(row, "crashed");
   if (run.exit_code.value_or(1) != 0) {
+    // An R run names its condition's class itself (run_bare_r); R classes are not Python's vocabulary.
+    if (auto r_class = r_error_class(run.stderr_tail)) return set_failure(row, "plot_error", *r_class);
     auto printed = traceback_class(run.stderr_tail);
     if (printed) return set_failure(row, "plot_error", classes.classify(*printed));
     // No traceback: the program ended itself with a status (sys.exit(3), sys.exit("text"),
@@ -311,6 +314,83 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
   if (!png) return set_failure(row, reason);
   classify_png(*png, row);
   if (png_out && row.outcome == "render") *png_out = std::move(*png);
+}
+
+namespace {
+// The bare R runner: plot.R's expressions evaluated in the global environment (what Rscript does
+// with a file), plus the condition's class and line on stderr when one raises. No guard.
+constexpr const char* kBareRRunner = R"R(src <- srcfile("plot.R")
+exprs <- tryCatch(parse("plot.R", keep.source = TRUE), error = function(e) {
+  line <- suppressWarnings(as.integer(sub("^[^:]*:([0-9]+):.*$", "\1", conditionMessage(e))))
+  cat(sprintf("plotq-r-error: parseError %s
+", line), file = stderr())
+  stop(e)
+})
+top <- NA
+for (i in seq_along(exprs)) {
+  top <- attr(exprs, "srcref")[[i]][[1L]]
+  withCallingHandlers({
+    v <- withVisible(eval(exprs[[i]], globalenv()))
+    if (v$visible) print(v$value)
+  }, error = function(e) {
+    line <- top
+    for (call in sys.calls()) {
+      sr <- attr(call, "srcref")
+      if (!is.null(sr) && identical(basename(attr(sr, "srcfile")$filename), "plot.R")) line <- sr[[1L]]
+    }
+    cat(sprintf("plotq-r-error: %s %s
+", class(e)[[1L]], line), file = stderr())
+  })
+}
+)R";
+}  // namespace
+
+BareRun run_bare_r(const BareConfig& config, const std::string& source, const std::string& theme, double timeout_s,
+                   const std::atomic<bool>& stop) {
+  BareRun run;
+  std::string tmpl = config.sweep_tmp_root + "/plotq-sweep-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) {
+    run.host_error = std::string("mkdtemp: ") + std::strerror(errno);
+    return run;
+  }
+  run.dir = tmpl;
+  if (!write_file(run.dir + "/plot.R", source) || !write_file(run.dir + "/plotq_bare_r.R", kBareRRunner)) {
+    run.host_error = "cannot write the run dir";
+    return run;
+  }
+  auto start = Clock::now();
+  std::vector<std::string> env = child_env(theme);
+  env.push_back("HOME=" + run.dir);  // R's per-user files (none with --vanilla) stay in the run dir
+  env.push_back("TMPDIR=" + run.dir);
+  Spawned s = spawn_captured({config.rscript, "--vanilla", "plotq_bare_r.R"}, env, run.dir, 2);
+  if (s.pid < 0) {
+    run.host_error = s.error;
+    return run;
+  }
+  Waited w = wait_child(s, start, timeout_s, config.sweep_stderr_keep_bytes, &stop);
+  run.timed_out = w.timed_out;
+  run.cancelled = w.cancelled;
+  run.wall_s = w.wall_s;
+  run.cpu_s = static_cast<double>(w.usage.ru_utime.tv_sec + w.usage.ru_stime.tv_sec) +
+              static_cast<double>(w.usage.ru_utime.tv_usec + w.usage.ru_stime.tv_usec) / 1e6;
+  run.max_rss_mb = static_cast<double>(w.usage.ru_maxrss) / 1024.0;
+  if (WIFEXITED(w.status)) run.exit_code = WEXITSTATUS(w.status);
+  if (WIFSIGNALED(w.status)) run.signal = WTERMSIG(w.status);
+  run.stderr_tail = std::move(w.tail);
+  return run;
+}
+
+std::optional<std::string> r_error_class(std::string_view text) {
+  constexpr std::string_view kMark = "plotq-r-error: ";
+  auto at = text.rfind(kMark);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = text.substr(at + kMark.size());
+  auto end = rest.find_first_of(" \n");
+  std::string cls(rest.substr(0, end));
+  if (cls.empty() || cls.size() > 64) return std::nullopt;
+  for (char c : cls)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return std::nullopt;
+  return cls;
 }
 
 ClassVocabulary load_class_vocabulary(const std::string& python, const std::string& harness_dir) {

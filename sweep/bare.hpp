@@ -24,6 +24,7 @@ namespace plotq::runs {
 // Settings of bare mode; env PLOTQ_<FIELD IN UPPER CASE> (bare_config_from_env).
 struct BareConfig {
   std::string python = PLOTQ_DEFAULT_PYTHON;  // PLOTQ_PYTHON (the sandbox's interpreter setting)
+  std::string rscript = "/usr/bin/Rscript";   // R files' bare control (PLOTQ_SWEEP_RSCRIPT)
   std::string sweep_tmp_root = "/tmp";        // PLOTQ_SWEEP_TMP_ROOT: a fresh dir per file and theme
   // The sandbox's harness dir (PLOTQ_HARNESS_DIR; "" = <PLOTQ_HOME>/sandbox/harness): figure-mode
   // files import its figurecapture.py, the capture figure mode uses.
@@ -56,6 +57,16 @@ struct BareRun {
 BareRun run_bare_python(const BareConfig& config, const std::string& source, const std::string& data_csv,
                         const std::string& theme, bool plotly_shim, double timeout_s,
                         const std::atomic<bool>& stop);
+
+// An R file (mode r), bare: `Rscript --vanilla plotq_bare_r.R` in a fresh temp dir holding plot.R,
+// one fresh process a theme, no sandbox and no guard. The runner (kBareRRunner, bare.cpp) only
+// evaluates plot.R's expressions in the global environment as Rscript would and, when one raises,
+// prints `plotq-r-error: <class> <line>` on stderr before R's own message, so that bare mode names
+// the condition's class as the sandbox's rharness.R does.
+BareRun run_bare_r(const BareConfig& config, const std::string& source, const std::string& theme, double timeout_s,
+                   const std::atomic<bool>& stop);
+// The condition class of the last `plotq-r-error:` line of an R run's stderr, if any.
+std::optional<std::string> r_error_class(std::string_view stderr_text);
 
 // The row for a Python step that ended (no figure step), in plot mode's terms: timeout, crashed
 // (a signal), plot_error with the traceback's class, plot_exit (a non-zero exit without a

@@ -49,15 +49,17 @@ class BareBackend : public SweepBackend {
     if (render_mode(task.file.library) == RenderMode::snippet) return start_snippet(task, themes, timeout_s, std::move(done));
     // Figure-mode libraries: the Python step writes the figure's JSON, the host draws it.
     bool plotly = render_mode(task.file.library) == RenderMode::figure;
+    bool r_file = render_mode(task.file.library) == RenderMode::r;  // Rscript, not the venv's python
     // The loop must not run out of work while the thread runs: the guard goes with the result.
     auto work = std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
         io_.get_executor());
     threads_[id] = std::thread([this, id, source = task.source, csv = task.data_csv, themes, timeout_s, plotly,
-                                work, done = std::move(done)]() mutable {
+                                r_file, work, done = std::move(done)]() mutable {
       std::vector<BareRun> runs;
       for (const auto& theme : themes) {
         if (stop_) break;
-        runs.push_back(run_bare_python(config_, source, csv, theme, plotly, timeout_s, stop_));
+        runs.push_back(r_file ? run_bare_r(config_, source, theme, timeout_s, stop_)
+                              : run_bare_python(config_, source, csv, theme, plotly, timeout_s, stop_));
       }
       boost::asio::post(io_, [this, id, runs = std::move(runs), themes, timeout_s, plotly, work,
                               done = std::move(done)]() mutable {

@@ -63,7 +63,8 @@ SweepLanguages sweep_languages(const std::string& glob) {
   SweepLanguages l;
   l.javascript = matches("plots/spec/implementations/javascript/chartjs.js") ||
                  matches("plots/spec/implementations/javascript/muix.tsx");
-  l.python = matches("plots/spec/implementations/python/matplotlib.py") || !l.javascript;
+  l.r = matches("plots/spec/implementations/r/ggplot2.R");
+  l.python = matches("plots/spec/implementations/python/matplotlib.py") || (!l.javascript && !l.r);
   return l;
 }
 

@@ -18,6 +18,9 @@ inline constexpr const char* kDefaultSweepGlob = "plots/*/implementations/python
 // JavaScript snippets: chartjs.js, d3.js, echarts.js, highcharts.js and MUI X's muix.tsx.
 inline constexpr const char* kJavaScriptSweepGlob = "plots/*/implementations/javascript/*";
 inline constexpr const char* kAllSweepGlob = "plots/*/implementations/*/*";
+// R files (ggplot2.R: mode r) and Julia files (makie.jl: no runtime, every one runtime_unavailable).
+inline constexpr const char* kRSweepGlob = "plots/*/implementations/r/*.R";
+inline constexpr const char* kJuliaSweepGlob = "plots/*/implementations/julia/*.jl";
 // A file larger than this is not read for hashing (it fails as source_too_large either way).
 using ::plotq::limits::kMaxSweepFileBytes;  // common/limits.hpp
 
@@ -41,6 +44,7 @@ std::string library_of(const std::string& rel_path);
 struct SweepLanguages {
   bool python = false;
   bool javascript = false;
+  bool r = false;  // .../r/ggplot2.R: the R runtime's id (runtime/r) is part of the sweep's
 };
 SweepLanguages sweep_languages(const std::string& glob);
 

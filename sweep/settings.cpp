@@ -11,6 +11,7 @@ void register_sweep_settings(Settings& s, BareConfig& c) {
   s.add("PLOTQ_SWEEP_STDERR_KEEP_BYTES", &c.sweep_stderr_keep_bytes,
         "bare mode keeps this much of a file's stderr to read its error class, bytes")
       .range(1024, 16 << 20);
+  s.add("PLOTQ_SWEEP_RSCRIPT", &c.rscript, "bare mode runs R files with this Rscript (one fresh process a file and theme)");
   s.add("PLOTQ_SWEEP_LOG", &c.sweep_log,
         "keep the launcher's structured log on stderr during a sweep (zygote starts, each job): for a slow or failing sweep");
 }

@@ -2,7 +2,7 @@
 //   plotq sandbox check
 //       prints the active layers and the runtime (its id and each package's version) as JSON;
 //       exit 1 when a required layer is missing or the runtime's manifest cannot be read.
-//   plotq sandbox run FILE [--mode raw|data|plot] [--timeout S] [--cold] [--theme light|dark]
+//   plotq sandbox run FILE [--mode raw|data|plot|r] [--timeout S] [--cold] [--theme light|dark]
 //                          [--save DIR]
 //       runs FILE through the launcher and prints the JobResult as one JSON object; exit 0 only
 //       when the job itself succeeded (reason ok). --save writes the collected outputs to DIR.
@@ -34,7 +34,7 @@ namespace {
 int sandbox_usage() {
   std::fprintf(stderr,
                "usage: plotq sandbox check\n"
-               "       plotq sandbox run FILE [--mode raw|data|plot] [--timeout S] [--cold] [--theme light|dark] [--save DIR]\n");
+               "       plotq sandbox run FILE [--mode raw|data|plot|r] [--timeout S] [--cold] [--theme light|dark] [--save DIR]\n");
   return 2;
 }
 
@@ -49,6 +49,8 @@ int sandbox_check() {
   j["runtime"] = runs::runtime_json(runtime);
   // The JavaScript snippets' libraries (runtime/js); not required: plotq draws Python without them.
   j["js_runtime"] = runs::runtime_json(runs::read_js_runtime(sandbox::figure_config_from_env().js_modules));
+  // R and its packages (runtime/r); not required either: without it R files are runtime_unavailable.
+  j["r_runtime"] = runs::runtime_json(runs::r_runtime());
   std::printf("%s\n", j.dump(2).c_str());
   return report.ok() && runtime.known() ? 0 : 1;
 }
@@ -61,7 +63,7 @@ int sandbox_run(Args args) {
   bool cold = take_flag(args, "--cold");
   if (args.size() != 1) return sandbox_usage();
   if (mode.empty()) mode = "raw";
-  if (mode != "raw" && mode != "data" && mode != "plot") return sandbox_usage();
+  if (mode != "raw" && mode != "data" && mode != "plot" && mode != "r") return sandbox_usage();
   std::ifstream in(args[0], std::ios::binary);
   if (!in) {
     std::fprintf(stderr, "plotq sandbox run: cannot read %s\n", args[0].c_str());
@@ -83,10 +85,12 @@ int sandbox_run(Args args) {
     spec.argv = {name};
   } else if (mode != "data") {
     if (theme.empty()) theme = std::string(kDefaultTheme);
-    spec.files["plot.py"] = ss.str();
-    spec.argv = {"--plot", "plot.py"};
+    const char* file = mode == "r" ? "plot.R" : "plot.py";  // r: rharness.R runs plot.R
+    spec.files[file] = ss.str();
+    spec.argv = {"--plot", file};
     spec.env["ANYPLOT_THEME"] = theme;
     spec.outputs["plot-" + theme + ".png"] = 10u << 20;
+    if (mode == "r") spec.outputs["result.json"] = 64u << 10;  // its record: the error class and line
   }
   spec.label = "cli";
 

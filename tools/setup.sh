@@ -68,6 +68,25 @@ if [ "${PLOTQ_SKIP_INSTALL:-0}" != 1 ]; then
     mv "$js/plotq-js-runtime.json.tmp" "$js/plotq-js-runtime.json"
     echo "$js_want" >"$js/node_modules/.plotq-lock-sha256"
   fi
+  # The R runtime (runtime/r, the R row): Debian 12's R and the R packages R files use, each pinned
+  # to the version runtime/r/r-packages.lock names (`pkg=version`: CRAN is not reachable, and a
+  # newer Debian point release must not change what R renders without a new lock). Then the
+  # identity, runtime/r/plotq-r-runtime.json (R's version and every package's, the locked ones and
+  # what they need), which plotqd checks against what is installed at start.
+  r_lock=$root/runtime/r/r-packages.lock
+  r_pins=()
+  while read -r pin _; do r_pins+=("$pin"); done < <(grep -Ev '^[[:space:]]*(#|$)' "$r_lock")
+  r_missing=()
+  for pin in "${r_pins[@]}"; do
+    [ "$(dpkg-query -W -f='${Version}' "${pin%%=*}" 2>/dev/null)" = "${pin#*=}" ] || r_missing+=("$pin")
+  done
+  if [ ${#r_missing[@]} -gt 0 ]; then
+    echo "setup: installing ${r_missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends --allow-downgrades "${r_missing[@]}" >/dev/null
+  fi
+  Rscript --vanilla "$root/runtime/r/manifest.R" "$r_lock" "$root/runtime/r/plotq-r-runtime.json"
   # Figure renderer (sandbox/figure): playwright-core from its lock file, no browser download.
   if [ -f "$root/sandbox/figure/package-lock.json" ] && [ ! -d "$root/sandbox/figure/node_modules/playwright-core" ]; then
     (cd "$root/sandbox/figure" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)

@@ -97,8 +97,10 @@ ParsedRunArgs parse_run_args(Args args) {
     if (!a.glob.empty()) return refuse("--language and --glob are one choice: give one");
     if (language == "python") a.glob = runs::kDefaultSweepGlob;
     else if (language == "javascript") a.glob = runs::kJavaScriptSweepGlob;
+    else if (language == "r") a.glob = runs::kRSweepGlob;
+    else if (language == "julia") a.glob = runs::kJuliaSweepGlob;  // every file runtime_unavailable
     else if (language == "all") a.glob = runs::kAllSweepGlob;
-    else return refuse("--language must be python, javascript or all");
+    else return refuse("--language must be python, javascript, r, julia or all");
   }
   a.dir = args.empty() ? "" : args[0];
   if (a.dir.empty() && a.resume.empty()) return refuse("run needs DIR");

@@ -221,10 +221,11 @@ runs::FileOutcome ServerBackend::call(Node*& node, const std::string& body, cons
 }
 
 std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& server, const std::string& glob) {
-  std::optional<std::string> python, js;
+  std::optional<std::string> python, js, r_id;
   if (!server) {
     python = runs::runtime_id(runs::read_runtime(sandbox::config_from_env().python));
     js = runs::runtime_id(runs::read_js_runtime(sandbox::figure_config_from_env().js_modules));
+    r_id = runs::runtime_id(runs::r_runtime());
   } else {
     HttpResult r = http_call(*server, "GET", "/status", "", 10);
     nlohmann::json j = r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
@@ -236,13 +237,22 @@ std::optional<std::string> sweep_runtime_id(const std::optional<std::string>& se
     };
     python = id_of("runtime");
     js = id_of("js_runtime");
+    r_id = id_of("r_runtime");
   }
   runs::SweepLanguages l = runs::sweep_languages(glob);
-  if (l.python && l.javascript) {
-    if (!python || !js) return std::nullopt;
-    return sha256_hex(*python + "+" + *js).substr(0, 12);
+  // One language: its runtime's id. More: sha256 of "<id>+<id>..." in the order python, js, r (a
+  // Python+JavaScript sweep keeps the id it had before the R row).
+  std::vector<const std::optional<std::string>*> parts;
+  if (l.python) parts.push_back(&python);
+  if (l.javascript) parts.push_back(&js);
+  if (l.r) parts.push_back(&r_id);
+  if (parts.size() == 1) return *parts[0];
+  std::string joined;
+  for (const auto* p : parts) {
+    if (!*p) return std::nullopt;
+    joined += (joined.empty() ? "" : "+") + **p;
   }
-  return l.javascript ? js : python;
+  return sha256_hex(joined).substr(0, 12);
 }
 
 }  // namespace plotq::cli

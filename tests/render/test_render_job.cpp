@@ -105,10 +105,26 @@ TEST_CASE("library_support: the table against what the runtime holds", "[support
   auto all = all_packages();
   for (const auto& l : runs::kLibraries) {
     INFO(l.name);
-    // plot-mode libraries need only their packages; figure-mode ones also a working Chromium.
-    CHECK(runs::library_support(l.name, all, true) == "ok");
-    CHECK(runs::library_support(l.name, all, false) == (l.mode != runs::RenderMode::plot ? "runtime_unavailable" : "ok"));
+    // plot- and r-mode libraries need only their packages; figure-mode ones also a working
+    // Chromium; a language with no runtime here (Julia, mode none) is never available.
+    bool none = l.mode == runs::RenderMode::none;
+    bool chromium = l.mode == runs::RenderMode::figure || l.mode == runs::RenderMode::snippet;
+    CHECK(runs::library_support(l.name, all, true) == (none ? "runtime_unavailable" : "ok"));
+    CHECK(runs::library_support(l.name, all, false) == (none || chromium ? "runtime_unavailable" : "ok"));
   }
+  // R: its packages are the R runtime's; one missing (or no R runtime at all) is runtime_unavailable.
+  auto no_ragg = all;
+  no_ragg.erase("ragg");
+  CHECK(runs::library_support("ggplot2", no_ragg, false) == "runtime_unavailable");
+  CHECK(runs::library_support("ggplot2", {}, true) == "runtime_unavailable");
+  runs::Runtime r_rt;
+  r_rt.id = "0123456789ab";
+  r_rt.r = "4.2.2";
+  r_rt.packages = {{"R", "4.2.2"}, {"ggplot2", "3.4.1"}, {"ragg", "1.2.5"}};
+  CHECK(runs::render_support("ggplot2", r_rt, nullptr) == "ok");  // no Chromium needed
+  r_rt.packages.erase("ragg");
+  CHECK(runs::render_support("ggplot2", r_rt, nullptr) == "runtime_unavailable");
+  CHECK(runs::library_support("makie", all, true) == "runtime_unavailable");
   // A package the manifest does not list: runtime_unavailable, for that library only.
   auto no_cairo = all;
   no_cairo.erase("cairosvg");
@@ -139,21 +155,25 @@ TEST_CASE("library_support: the table against what the runtime holds", "[support
   CHECK(runs::render_support("ggplot", rt, nullptr) == "invalid_library");
 }
 
-TEST_CASE("the library table: thirteen libraries, their modes, languages and catalogue file stems", "[support]") {
+TEST_CASE("the library table: fifteen libraries, their modes, languages and catalogue file stems", "[support]") {
   std::map<std::string, std::string> modes;
   for (const auto& l : runs::kLibraries) {
     modes[std::string(l.name)] = std::string(runs::to_string(l.mode));
     INFO(l.name);
-    // Snippets are JavaScript and nothing else is; they need no Python package.
+    // Snippets are JavaScript and nothing else is; they need no Python package. R files are mode
+    // r, Julia's mode none (no runtime); everything else is Python.
     CHECK((l.mode == runs::RenderMode::snippet) == (l.language == "javascript"));
-    if (l.mode == runs::RenderMode::snippet) CHECK((l.packages[0].empty() && l.packages[1].empty()));
-    else CHECK(l.language == "python");
+    CHECK((l.mode == runs::RenderMode::r) == (l.language == "r"));
+    CHECK((l.mode == runs::RenderMode::none) == (l.language == "julia"));
+    if (l.mode == runs::RenderMode::snippet || l.mode == runs::RenderMode::none)
+      CHECK((l.packages[0].empty() && l.packages[1].empty()));
+    else if (l.mode != runs::RenderMode::r) CHECK(l.language == "python");
   }
   CHECK(modes == std::map<std::string, std::string>{{"altair", "plot"},     {"bokeh", "figure"},     {"lets-plot", "plot"},
                                                      {"matplotlib", "plot"},  {"plotly", "figure"},    {"plotnine", "plot"},
                                                      {"pygal", "plot"},       {"seaborn", "plot"},     {"chartjs", "snippet"},
                                                      {"d3", "snippet"},       {"echarts", "snippet"},  {"highcharts", "snippet"},
-                                                     {"muix", "snippet"}});
+                                                     {"muix", "snippet"},     {"ggplot2", "r"},        {"makie", "none"}});
   CHECK(runs::snippet_extension("muix") == ".tsx");
   CHECK(runs::snippet_extension("d3") == ".js");
   for (const auto& [name, mode] : modes) CHECK(runs::to_string(runs::render_mode(name)) == mode);
@@ -168,11 +188,21 @@ TEST_CASE("the library table: thirteen libraries, their modes, languages and cat
   CHECK(runs::library_for_stem("chartjs")->name == "chartjs");
   CHECK_FALSE(runs::library_for_stem("chart"));
   CHECK_FALSE(runs::find_library("letsplot"));
+  REQUIRE(runs::library_for_stem("ggplot2"));  // plots/<spec>/implementations/r/ggplot2.R
+  CHECK(runs::library_for_stem("ggplot2")->language == "r");
+  REQUIRE(runs::library_for_stem("makie"));  // plots/<spec>/implementations/julia/makie.jl
+  CHECK(runs::library_for_stem("makie")->mode == runs::RenderMode::none);
   // Every package the table names is in the runtime's lock (the real manifest, when installed).
   runs::Runtime real = runs::read_runtime(PLOTQ_DEFAULT_PYTHON);
+  // (R libraries: the R runtime's, runtime/r, when setup wrote its manifest.)
+  runs::Runtime real_r = runs::r_runtime();
   if (real.known())
     for (const auto& l : runs::kLibraries)
       for (auto p : l.packages) {
+        if (l.mode == runs::RenderMode::r) {
+          if (real_r.known() && !p.empty()) CHECK(real_r.packages.count(std::string(p)) == 1);
+          continue;
+        }
         INFO(l.name << " needs " << p);
         if (!p.empty()) CHECK(real.packages.count(std::string(p)) == 1);
       }
@@ -186,6 +216,8 @@ TEST_CASE("every render mode is warm by default: plot and figure get a zygote", 
     std::string library(l.name);
     INFO(library);
     if (l.mode == runs::RenderMode::snippet) continue;  // no sandbox child: the host's Chromium draws snippets
+    // R jobs run cold (no R zygote: bench/README.md, "R renders", has the measurement); Julia none.
+    if (l.mode == runs::RenderMode::r || l.mode == runs::RenderMode::none) continue;
     CHECK(std::find(modes.begin(), modes.end(), std::string(runs::to_string(runs::render_mode(library)))) != modes.end());
   }
 }

@@ -17,5 +17,7 @@ std::string env(const char* name) {
 
 TEST_CASE("catalogue: every file has its documented outcome") {
   const char* js = std::getenv("SWEEP_JAVASCRIPT");
-  plotq::sweep_test::check_catalogue_sweep(env("SWEEP_DB"), env("SWEEP_LABEL"), js && std::string(js) == "1");
+  const char* lang = std::getenv("SWEEP_LANGUAGE");  // r (the R files), else python or javascript
+  std::string language = lang && *lang ? lang : js && std::string(js) == "1" ? "javascript" : "python";
+  plotq::sweep_test::check_catalogue_sweep(env("SWEEP_DB"), env("SWEEP_LABEL"), language);
 }

@@ -10,6 +10,8 @@
 #include <map>
 #include <string>
 
+#include "runs/render_interpret.hpp"
+#include "runs/runtime.hpp"
 #include "sweep/files.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "store/sweeps.hpp"
@@ -95,6 +97,25 @@ inline std::map<std::string, Expected> catalogue_js_expected() {
   return out;
 }
 
+// The R files of tests/catalogue (plots/<spec>/implementations/r/ggplot2.R), by the README's
+// table: bar-basic and scatter-basic 3200x1800, box-square 2400x2400, canvas-off 1050x750 off the
+// canvas, fail-r-error a simpleError, fail-no-output no_output; without the R runtime (runtime/r)
+// every one is runtime_unavailable in both modes.
+inline std::map<std::string, Expected> catalogue_r_expected() {
+  const bool r = runs::render_support("ggplot2", runs::Runtime{}, nullptr) == "ok";
+  const std::string p = "plots/";
+  const std::string rr = "/implementations/r/ggplot2.R";
+  auto e = [&](Expected x) { return r ? x : Expected{"runtime_unavailable", 0, 0, ""}; };
+  return {
+      {p + "bar-basic" + rr, e({"ok", 3200, 1800, "exact"})},
+      {p + "box-square" + rr, e({"ok", 2400, 2400, "exact"})},
+      {p + "canvas-off" + rr, e({"ok", 1050, 750, "off"})},
+      {p + "fail-no-output" + rr, e({"no_output", 0, 0, ""})},
+      {p + "fail-r-error" + rr, e({"simpleError", 0, 0, ""})},
+      {p + "scatter-basic" + rr, e({"ok", 3200, 1800, "exact"})},
+  };
+}
+
 // The canvas column of a sweep's rows (migrations/0005_runtime_ids.sql), by "path theme", read
 // with SQL so that the check does not depend on how the store's row struct spells it.
 inline std::map<std::string, std::string> sweep_canvas(store::Db& db, std::int64_t sweep_id) {
@@ -108,11 +129,16 @@ inline std::map<std::string, std::string> sweep_canvas(store::Db& db, std::int64
 
 // Checks the sweep `label` in the database at db_path: done, every catalogue file recorded in every
 // theme with its expected outcome and its current content hash.
-// javascript: the JavaScript snippets (--language javascript) instead of the Python files.
-inline void check_catalogue_sweep(const std::string& db_path, const std::string& label, bool javascript = false) {
-  auto expected = javascript ? catalogue_js_expected() : catalogue_expected();
+// language: python (the default), javascript (--language javascript) or r (--language r).
+inline void check_catalogue_sweep(const std::string& db_path, const std::string& label, const std::string& language) {
+  const bool javascript = language == "javascript";
+  auto expected = javascript ? catalogue_js_expected() : language == "r" ? catalogue_r_expected() : catalogue_expected();
   auto files = runs::find_sweep_files(PLOTQ_SOURCE_DIR "/tests/catalogue",
-                                      javascript ? runs::kJavaScriptSweepGlob : runs::kDefaultSweepGlob, {});
+                                      javascript      ? runs::kJavaScriptSweepGlob
+                                      : language == "r" ? runs::kRSweepGlob
+                                                        : runs::kDefaultSweepGlob,
+                                      {});
+  if (language == "r") CHECK(files.size() >= 3);  // issue 35: at least three R files of our own
   if (javascript) CHECK(files.size() >= 15);  // three specs of each of the five libraries at least
   std::map<std::string, std::string> hash;
   for (std::size_t i = 0; i < files.size(); ++i) hash[files[i].rel_path] = runs::load_sweep_task(files[i], i).sha256;
@@ -153,6 +179,10 @@ inline void check_catalogue_sweep(const std::string& db_path, const std::string&
       CHECK(canvas[r.path + " " + r.theme] == "");
     }
   }
+}
+
+inline void check_catalogue_sweep(const std::string& db_path, const std::string& label, bool javascript = false) {
+  check_catalogue_sweep(db_path, label, std::string(javascript ? "javascript" : "python"));
 }
 
 }  // namespace plotq::sweep_test
