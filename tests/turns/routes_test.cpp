@@ -121,9 +121,21 @@ TEST_CASE("datasets: list, get one, confirm - another user's session is not foun
   CHECK(s.post("/v1/sessions/" + sid + "/datasets/1/confirm", "", Server::as("bob")).status == 404);
 }
 
-TEST_CASE("GET /v1/status: waiting, in_flight, holder_age_s, capacity, slots") {
+TEST_CASE("GET /v1/status: waiting, in_flight, holder_age_s, capacity, slots, the sandbox modes and spares") {
   Server s(Env{{"PLOTQ_SLOTS", "2"}});
   json st = s.status();
+  // Which sandbox modes are warm and how many armed spares wait: nothing started yet here.
+  REQUIRE(st.contains("modes"));
+  REQUIRE(st.contains("spares"));
+  for (const char* m : {"raw", "data", "plot", "figure", "snippet"}) {
+    INFO(m);
+    REQUIRE(st["modes"].contains(m));
+    const std::string state = st["modes"][m];
+    CHECK((state == "off" || state == "cold" || state == "disabled" || state == "warming" || state == "warm"));
+  }
+  CHECK(st["spares"].is_object());
+  st.erase("modes");
+  st.erase("spares");
   CHECK(st == json{{"waiting", 0}, {"in_flight", 0}, {"holder_age_s", nullptr}, {"capacity", 100000}, {"slots", 2}});
   Server prod({{"PLOTQ_TOKENS", "token-for-ann-0123456789=ann"}}, false);
   CHECK(prod.get("/v1/status", {}).status == 401);
