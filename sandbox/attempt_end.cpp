@@ -236,6 +236,7 @@ void LauncherState::cleanup_attempt(const std::shared_ptr<Job>& job) {
   job->watch_timer.cancel();
   job->grace_timer.cancel();
   job->kill_timer.cancel();
+  if (job->killed && !shutting_down) rearm_after_kill();  // its kill took its slot's spares
   int dirfd = job->dirfd;
   job->dirfd = -1;
   std::string name = job->dir_name;

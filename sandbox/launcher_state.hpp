@@ -139,6 +139,7 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   void drop_spares(const std::string& mode, int slot);  // slot -1: all
   void spare_event(const std::string& mode, const std::string& event, const std::string& name, pid_t pid);
   void after_slot_kill(int slot);
+  void rearm_after_kill();
   std::vector<pid_t> spare_pids() const;
   void watch_spare_ages();
   void launch_cold(const std::shared_ptr<Job>& job);

@@ -179,11 +179,14 @@ std::vector<pid_t> LauncherState::spare_pids() const {
 }
 
 void LauncherState::after_slot_kill(int slot) {
-  // The kill took every process of the slot's uid, its waiting spares too: arm others.
-  for (auto& [mode, list] : spares) {
-    drop_spares(mode, slot);
-    arm_spares(mode);
-  }
+  // The kill took every process of the slot's uid, its waiting spares too: others are armed once
+  // the killed attempt is over (rearm_after_kill), not while a kill of it may still come.
+  for (auto& [mode, list] : spares) drop_spares(mode, slot);
+}
+
+void LauncherState::rearm_after_kill() {
+  for (const auto& [mode, z] : zygotes)
+    if (spares_for(config, mode) > 0) arm_spares(mode);
 }
 
 void LauncherState::watch_spare_ages() {

@@ -62,6 +62,12 @@ SPARE_NAMESPACES = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_DUMPABLE = 4
 # A used spare is replaced once no job runs, or this long after the job started (see main).
 REFILL_AFTER_S = 0.03
+# Arms wait for a moment when their fork cannot delay a job (arm_wait_s): this far into a running
+# job (it runs in its own process; a job back to back comes only after its exit), or after the
+# zygote was this long without a job ending (a job back to back comes right after the last one's
+# exit, and takes a spare already waiting). With no armed spare waiting they fork at once.
+ARM_INTO_JOB_S = 0.002
+ARM_WHEN_IDLE_S = 0.05
 # A spare starts its warm-up (warm_spare) only if no job came within this long: jobs back to back
 # (the next one already on its way while the spare is forked) then never wait for a warm-up step,
 # and a job after a pause finds its spare warm.
@@ -269,6 +275,15 @@ def wait_own_session(pid, limit_s=2.0):
         pass  # gone: its end is reported as usual
 
 
+def arm_wait_s(now, running, dispatched_at, ended_at, spare_waiting):
+    """Seconds until the pending arms may fork (0: now). Pure: the decision apart from the loop."""
+    if not spare_waiting:
+        return 0.0
+    if running:
+        return max(0.0, ARM_INTO_JOB_S - (now - dispatched_at))
+    return max(0.0, ARM_WHEN_IDLE_S - (now - ended_at))
+
+
 def send_status(sock, text, fd=None):
     try:
         if fd is None:
@@ -386,15 +401,19 @@ def main(argv):
 
     running = {}  # pidfd -> (pid, status socket)
     refill = set()  # slots whose unarmed spare was used: fork the next one when idle
-    dispatched_at = 0.0
+    dispatched_at = ended_at = 0.0
     while True:
         # A refill (a fork of this big process, slower under load) waits until no job runs,
         # or until the running one has had REFILL_AFTER_S: a short job's exit is then never
         # stuck behind the fork, a long one overlaps it, and a job after a pause finds its spare
-        # ready and pays no fork at all. Pending arms wait the same way.
+        # ready and pays no fork at all. Pending arms wait as arm_wait_s says.
         timeout = None
-        if refill or arms:
-            timeout = max(0.0, REFILL_AFTER_S - (time.monotonic() - dispatched_at)) * 1000 if running else 0
+        now = time.monotonic()
+        if refill:
+            timeout = max(0.0, REFILL_AFTER_S - (now - dispatched_at)) * 1000 if running else 0
+        if arms:
+            wait = arm_wait_s(now, bool(running), dispatched_at, ended_at, bool(armed)) * 1000
+            timeout = wait if timeout is None else min(timeout, wait)
         for fd, _ in poller.poll(timeout):
             if fd == ctl.fileno():
                 try:
@@ -460,7 +479,9 @@ def main(argv):
                 send_status(status, "exit %d %d %d %d" % (st, int(ru.ru_utime * 1e6), int(ru.ru_stime * 1e6), ru.ru_maxrss))
                 status.close()
                 os.close(fd)
-        if (refill or arms) and (not running or time.monotonic() - dispatched_at >= REFILL_AFTER_S):
+                ended_at = time.monotonic()
+        now = time.monotonic()
+        if refill and (not running or now - dispatched_at >= REFILL_AFTER_S):
             for slot in sorted(refill):
                 if slot not in spares:
                     try:
@@ -468,6 +489,7 @@ def main(argv):
                     except OSError as e:
                         log("cannot fork a spare: %s" % e)
             refill.clear()
+        if arms and arm_wait_s(now, bool(running), dispatched_at, ended_at, bool(armed)) == 0:
             for name in list(arms):
                 try:
                     add_spare(arms[name]["slot"], arms.pop(name))
