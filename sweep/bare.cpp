@@ -207,6 +207,26 @@ Waited wait_child(const Spawned& s, Clock::time_point start, double timeout_s, s
   return w;
 }
 
+// Waits for a spawned bare run (Python's or R's) and fills in what the host saw of it.
+BareRun finish_run(BareRun run, const Spawned& s, Clock::time_point start, double timeout_s, std::size_t keep,
+                   const std::atomic<bool>& stop) {
+  if (s.pid < 0) {
+    run.host_error = s.error;
+    return run;
+  }
+  Waited w = wait_child(s, start, timeout_s, keep, &stop);
+  run.timed_out = w.timed_out;
+  run.cancelled = w.cancelled;
+  run.wall_s = w.wall_s;
+  run.cpu_s = static_cast<double>(w.usage.ru_utime.tv_sec + w.usage.ru_stime.tv_sec) +
+              static_cast<double>(w.usage.ru_utime.tv_usec + w.usage.ru_stime.tv_usec) / 1e6;
+  run.max_rss_mb = static_cast<double>(w.usage.ru_maxrss) / 1024.0;
+  if (WIFEXITED(w.status)) run.exit_code = WEXITSTATUS(w.status);
+  if (WIFSIGNALED(w.status)) run.signal = WTERMSIG(w.status);
+  run.stderr_tail = std::move(w.tail);
+  return run;
+}
+
 }  // namespace
 
 
@@ -240,21 +260,7 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
     argv.push_back(config.harness_dir.empty() ? project_home() + "/sandbox/harness" : config.harness_dir);
   auto start = Clock::now();
   Spawned s = spawn_captured(argv, child_env(theme), run.dir, 2);
-  if (s.pid < 0) {
-    run.host_error = s.error;
-    return run;
-  }
-  Waited w = wait_child(s, start, timeout_s, config.sweep_stderr_keep_bytes, &stop);
-  run.timed_out = w.timed_out;
-  run.cancelled = w.cancelled;
-  run.wall_s = w.wall_s;
-  run.cpu_s = static_cast<double>(w.usage.ru_utime.tv_sec + w.usage.ru_stime.tv_sec) +
-              static_cast<double>(w.usage.ru_utime.tv_usec + w.usage.ru_stime.tv_usec) / 1e6;
-  run.max_rss_mb = static_cast<double>(w.usage.ru_maxrss) / 1024.0;
-  if (WIFEXITED(w.status)) run.exit_code = WEXITSTATUS(w.status);
-  if (WIFSIGNALED(w.status)) run.signal = WTERMSIG(w.status);
-  run.stderr_tail = std::move(w.tail);
-  return run;
+  return finish_run(std::move(run), s, start, timeout_s, config.sweep_stderr_keep_bytes, stop);
 }
 
 std::optional<std::string> read_output(const std::string& dir, const std::string& name, std::size_t cap,
@@ -363,21 +369,7 @@ BareRun run_bare_r(const BareConfig& config, const std::string& source, const st
   env.push_back("HOME=" + run.dir);  // R's per-user files (none with --vanilla) stay in the run dir
   env.push_back("TMPDIR=" + run.dir);
   Spawned s = spawn_captured({config.rscript, "--vanilla", "plotq_bare_r.R"}, env, run.dir, 2);
-  if (s.pid < 0) {
-    run.host_error = s.error;
-    return run;
-  }
-  Waited w = wait_child(s, start, timeout_s, config.sweep_stderr_keep_bytes, &stop);
-  run.timed_out = w.timed_out;
-  run.cancelled = w.cancelled;
-  run.wall_s = w.wall_s;
-  run.cpu_s = static_cast<double>(w.usage.ru_utime.tv_sec + w.usage.ru_stime.tv_sec) +
-              static_cast<double>(w.usage.ru_utime.tv_usec + w.usage.ru_stime.tv_usec) / 1e6;
-  run.max_rss_mb = static_cast<double>(w.usage.ru_maxrss) / 1024.0;
-  if (WIFEXITED(w.status)) run.exit_code = WEXITSTATUS(w.status);
-  if (WIFSIGNALED(w.status)) run.signal = WTERMSIG(w.status);
-  run.stderr_tail = std::move(w.tail);
-  return run;
+  return finish_run(std::move(run), s, start, timeout_s, config.sweep_stderr_keep_bytes, stop);
 }
 
 std::optional<std::string> r_error_class(std::string_view text) {

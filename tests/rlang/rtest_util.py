@@ -65,3 +65,15 @@ def theme_png(answer, theme):
 
 def dump(obj):
     return json.dumps(obj)[:3000]
+
+
+class Checks:
+    """The transcript of a test: each check printed ok/FAIL as it runs, the failures kept."""
+
+    def __init__(self):
+        self.failures = []
+
+    def __call__(self, ok, what):
+        print(("ok   " if ok else "FAIL ") + what, flush=True)
+        if not ok:
+            self.failures.append(what)

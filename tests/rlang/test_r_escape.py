@@ -14,7 +14,7 @@ import socket
 import sys
 import threading
 
-from rtest_util import dump, render, request, skip_without_r, start_plotqd, theme_png
+from rtest_util import Checks, dump, render, request, skip_without_r, start_plotqd, theme_png
 
 OBSERVE = r'''
 observe <- function(refused) stop(structure(class = c(if (refused) "observed_refused" else "observed_ESCAPED",
@@ -136,12 +136,8 @@ def main():
     listener = Listener()
     d, tmp = start_plotqd(sys.argv[1], env={"PLOTQ_R_GUARD": "1" if guard == "on" else "0",
                                             "PLOTQ_TEST_SECRET": secret, "AWS_SECRET_ACCESS_KEY": secret})
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what, flush=True)
-        if not ok:
-            failures.append(what)
+    check = Checks()
+    failures = check.failures
 
     try:
         only = set(sys.argv[3].split(",")) if len(sys.argv) > 3 else None  # attack names, to rerun a few

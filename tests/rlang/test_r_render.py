@@ -10,7 +10,7 @@ import glob
 import os
 import sys
 
-from rtest_util import SOURCE, dump, off_background_share, render, request, skip_without_r, start_plotqd, theme_png
+from rtest_util import SOURCE, Checks, dump, off_background_share, render, request, skip_without_r, start_plotqd, theme_png
 from plotq_client import Stream, new_session, read_to_done  # noqa: E402 (rtest_util puts tests/crash on the path)
 
 CAT = os.path.join(SOURCE, "tests", "catalogue", "plots")
@@ -23,12 +23,8 @@ FAILS = {"fail-r-error": ("plot_error", "simpleError", 11), "fail-no-output": ("
 def main():
     skip_without_r()
     d, _ = start_plotqd(sys.argv[1])
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what, flush=True)
-        if not ok:
-            failures.append(what)
+    check = Checks()
+    failures = check.failures
 
     try:
         status, st = request(d.port, "GET", "/status")
