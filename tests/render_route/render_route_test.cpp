@@ -131,7 +131,7 @@ TEST_CASE("the render wire model is closed") {
   extra["interpreter"] = "python";  // a field the model does not have (`language` it has)
   bad.push_back(extra);
   json lang = req("x", "matplotlib", {"light"});
-  lang["language"] = "r";  // only python or javascript
+  lang["language"] = "cobol";  // a language no library table row names
   bad.push_back(lang);
   json slow = req("x", "matplotlib", {"light"});
   slow["timeout_s"] = 121;
@@ -142,6 +142,12 @@ TEST_CASE("the render wire model is closed") {
     CHECK(r.status == 422);
     CHECK(r.json() == json{{"detail", "invalid_job"}});
   }
+  // A language of the table that is not the library's: the library is refused, not the body.
+  json mismatch = req("x", "matplotlib", {"light"});
+  mismatch["language"] = "r";
+  auto m = s.post(mismatch, 10s);
+  CHECK(m.status == 422);
+  CHECK(m.json() == json{{"detail", "invalid_library"}});
 }
 
 TEST_CASE("cancel stops a running render and the waiter gets 499 cancelled") {
