@@ -101,6 +101,27 @@ ConfineSpec LauncherState::confine_spec_for(const std::string& mode, int slot_in
   return spec;
 }
 
+int LauncherState::make_work_dir(const std::string& name, std::uint32_t uid, const char** step) {
+  std::string path = config.runs_dir + "/" + name;
+  if (::mkdir(path.c_str(), 0700) != 0) {
+    *step = "mkdir work dir";
+    return -1;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    *step = "open work dir";
+    return -1;
+  }
+  if (::fchown(fd, uid, uid) != 0) {
+    int e = errno;
+    ::close(fd);
+    errno = e;
+    *step = "chown work dir";
+    return -1;
+  }
+  return fd;
+}
+
 // The work dir is an armed spare's when the attempt adopted one (take_spare), else made here.
 bool LauncherState::prepare_attempt(const std::shared_ptr<Job>& job, std::string* why) {
   auto fail = [&](const std::string& w) {
@@ -111,11 +132,9 @@ bool LauncherState::prepare_attempt(const std::shared_ptr<Job>& job, std::string
   const std::uint32_t uid = uids.job_uid(static_cast<std::uint32_t>(job->slot));
   if (job->spare.empty()) {
     job->dir_name = "job-" + std::to_string(::getpid()) + "-" + std::to_string(job->id) + "-" + std::to_string(job->attempt);
-    std::string path = config.runs_dir + "/" + job->dir_name;
-    if (::mkdir(path.c_str(), 0700) != 0) return fail("mkdir work dir");
-    job->dirfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (job->dirfd < 0) return fail("open work dir");
-    if (::fchown(job->dirfd, uid, uid) != 0) return fail("chown work dir");
+    const char* step = nullptr;
+    job->dirfd = make_work_dir(job->dir_name, uid, &step);
+    if (job->dirfd < 0) return fail(step);
   }
   for (const auto& [name, bytes] : job->spec.files) {
     int fd = write_new_file(job->dirfd, name, bytes);

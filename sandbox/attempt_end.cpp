@@ -239,8 +239,10 @@ void LauncherState::cleanup_attempt(const std::shared_ptr<Job>& job) {
   if (job->killed && !shutting_down) rearm_after_kill();  // its kill took its slot's spares
   int dirfd = job->dirfd;
   job->dirfd = -1;
-  std::string name = job->dir_name;
-  if (dirfd < 0) return;
+  if (dirfd >= 0) remove_work_dir(job->dir_name, dirfd);
+}
+
+void LauncherState::remove_work_dir(const std::string& name, int dirfd) {
   std::string runs = config.runs_dir;
   auto remove = [dirfd, name, runs] {
     int parent = ::open(runs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -248,7 +250,7 @@ void LauncherState::cleanup_attempt(const std::shared_ptr<Job>& job) {
       remove_tree(parent, name);
       ::close(parent);
     }
-    ::close(dirfd);
+    if (dirfd >= 0) ::close(dirfd);
   };
   if (shutting_down) remove();
   else asio::post(pool, remove);

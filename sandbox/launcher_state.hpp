@@ -129,6 +129,10 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   void finish_now(const std::shared_ptr<Job>& job, Reason reason, const std::string& message);
   void start_attempt(const std::shared_ptr<Job>& job);
   bool prepare_attempt(const std::shared_ptr<Job>& job, std::string* why);
+  // A fresh work dir under runs_dir owned by `uid`: its fd, or -1 with errno and *step set.
+  int make_work_dir(const std::string& name, std::uint32_t uid, const char** step);
+  // Removes it (on the worker, at once while shutting down) and closes dirfd (-1: none).
+  void remove_work_dir(const std::string& name, int dirfd);
   // spares.cpp
   bool arm_spare(const std::string& mode, int slot, Zygote& z);
   void arm_spares(const std::string& mode);  // tops the mode up to spares_for(mode), spread over the slots

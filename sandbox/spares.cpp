@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
@@ -32,13 +33,15 @@ constexpr double kAgeChecksPerWait = 4;
 
 bool LauncherState::arm_spare(const std::string& mode, int slot, Zygote& z) {
   std::string name = "spare-" + std::to_string(::getpid()) + "-" + mode + "-" + std::to_string(next_spare++);
-  std::string path = config.runs_dir + "/" + name;
-  const std::uint32_t uid = uids.job_uid(static_cast<std::uint32_t>(slot));
-  if (::mkdir(path.c_str(), 0700) != 0) return false;
-  ArmedSpare spare{name, slot, z.generation(), Clock::now(),
-                   ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+  const char* step = nullptr;
+  int dirfd = make_work_dir(name, uids.job_uid(static_cast<std::uint32_t>(slot)), &step);
+  if (dirfd < 0) {
+    if (std::string_view(step) != "mkdir work dir") remove_work_dir(name, -1);  // made, then failed
+    return false;
+  }
+  ArmedSpare spare{name, slot, z.generation(), Clock::now(), dirfd};
   struct stat st{};
-  bool ok = spare.dirfd >= 0 && ::fchown(spare.dirfd, uid, uid) == 0 && ::fstat(spare.dirfd, &st) == 0;
+  bool ok = ::fstat(spare.dirfd, &st) == 0;
   if (ok) {
     // The longest CPU limit: the job lowers it to its own allowance (zygote.py set_job_cpu_limit).
     ConfineSpec spec = confine_spec_for(mode, slot, name, config.rlimit_cpu_s, true, st);
@@ -120,19 +123,8 @@ void LauncherState::retire_spare(const std::string& mode, ArmedSpare& s) {
 }
 
 void LauncherState::remove_spare_dir(ArmedSpare& s) {
-  int dirfd = s.dirfd;
+  remove_work_dir(s.name, s.dirfd);
   s.dirfd = -1;
-  std::string name = s.name, runs = config.runs_dir;
-  auto remove = [dirfd, name, runs] {
-    int parent = ::open(runs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (parent >= 0) {
-      remove_tree(parent, name);
-      ::close(parent);
-    }
-    if (dirfd >= 0) ::close(dirfd);
-  };
-  if (shutting_down) remove();
-  else asio::post(pool, remove);
 }
 
 void LauncherState::drop_spares(const std::string& mode, int slot) {

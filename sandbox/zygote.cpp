@@ -201,47 +201,27 @@ void Zygote::on_sync_readable() {
 
 void Zygote::on_ctl_readable() {
   char buf[4096];
-  // An event may carry one descriptor (a spare's pidfd); anything more is closed unread.
-  alignas(struct cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-  struct iovec iov = {buf, sizeof buf};
-  struct msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(ctl_->native_handle(), &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  std::vector<int> fds;
-  for (struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&mh) : nullptr; c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        fds.push_back(fd);
-      }
-  int event_fd = fds.size() == 1 ? fds[0] : -1;
-  if (event_fd < 0)
-    for (int fd : fds) ::close(fd);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+  // An event may carry one descriptor (a spare's pidfd); more are closed by recv_with_fds.
+  int event_fd = -1, nfds = 0;
+  ssize_t n = recv_with_fds(ctl_->native_handle(), buf, sizeof buf, MSG_DONTWAIT, &event_fd, 1, &nfds, nullptr);
+  if (nfds == 0) event_fd = -1;
+  if (n == -EAGAIN || n == -EINTR) {
     // spurious wake-up: wait again
   } else if (n <= 0) {
     // EOF: Z is gone; the keeper's exit settles everything. Stop listening.
+    if (event_fd >= 0) ::close(event_fd);
     return;
-  } else if (state_ == State::starting) {
+  } else {
     try {
       auto j = nlohmann::json::parse(std::string(buf, static_cast<size_t>(n)));
-      if (j.value("event", "") == "ready") {
+      if (state_ == State::starting && j.value("event", "") == "ready") {
         preload_s_ = j.value("preload_s", 0.0);
         log_event("zygote_ready", {{"mode", mode_}, {"pid", zpid_}, {"preload_s", preload_s_}});
         count_zygote_ready(mode_);
         settle(true);
+      } else if (state_ == State::ready && on_event) {
+        on_event(j.value("event", ""), j.value("spare", ""), event_fd >= 0 ? pid_of_pidfd(event_fd) : -1);
       }
-    } catch (const std::exception&) {
-      log_event("zygote_bad_message", {{"mode", mode_}});
-    }
-  } else if (state_ == State::ready) {
-    try {
-      auto j = nlohmann::json::parse(std::string(buf, static_cast<size_t>(n)));
-      if (on_event) on_event(j.value("event", ""), j.value("spare", ""), event_fd >= 0 ? pid_of_pidfd(event_fd) : -1);
     } catch (const std::exception&) {
       log_event("zygote_bad_message", {{"mode", mode_}});
     }

@@ -207,6 +207,17 @@ Waited wait_child(const Spawned& s, Clock::time_point start, double timeout_s, s
   return w;
 }
 
+// A fresh run dir under the sweep's temp root (run.dir), or run.host_error.
+bool make_run_dir(const BareConfig& config, BareRun& run) {
+  std::string tmpl = config.sweep_tmp_root + "/plotq-sweep-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) {
+    run.host_error = std::string("mkdtemp: ") + std::strerror(errno);
+    return false;
+  }
+  run.dir = tmpl;
+  return true;
+}
+
 // Waits for a spawned bare run (Python's or R's) and fills in what the host saw of it.
 BareRun finish_run(BareRun run, const Spawned& s, Clock::time_point start, double timeout_s, std::size_t keep,
                    const std::atomic<bool>& stop) {
@@ -242,12 +253,7 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
                         const std::string& theme, bool plotly_shim, double timeout_s,
                         const std::atomic<bool>& stop) {
   BareRun run;
-  std::string tmpl = config.sweep_tmp_root + "/plotq-sweep-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) {
-    run.host_error = std::string("mkdtemp: ") + std::strerror(errno);
-    return run;
-  }
-  run.dir = tmpl;
+  if (!make_run_dir(config, run)) return run;
   bool ok = write_file(run.dir + "/plot.py", source);
   if (ok && !data_csv.empty()) ok = write_file(run.dir + "/data.csv", data_csv);
   if (ok && plotly_shim) ok = write_file(run.dir + "/plotq_bare_shim.py", kShim);
@@ -354,12 +360,7 @@ for (i in seq_along(exprs)) {
 BareRun run_bare_r(const BareConfig& config, const std::string& source, const std::string& theme, double timeout_s,
                    const std::atomic<bool>& stop) {
   BareRun run;
-  std::string tmpl = config.sweep_tmp_root + "/plotq-sweep-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) {
-    run.host_error = std::string("mkdtemp: ") + std::strerror(errno);
-    return run;
-  }
-  run.dir = tmpl;
+  if (!make_run_dir(config, run)) return run;
   if (!write_file(run.dir + "/plot.R", source) || !write_file(run.dir + "/plotq_bare_r.R", kBareRRunner)) {
     run.host_error = "cannot write the run dir";
     return run;
