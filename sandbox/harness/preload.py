@@ -56,6 +56,14 @@ FROZEN_SKIP = ("__hello__", "__phello__", "__hello_alias__", "__hello_only__", "
 
 _done = set()
 _KEEP = []          # strong references: time zones and warm-up results stay cached
+# Warm-up steps that raised ("step: ExceptionClass"): a warm-up is an optimisation, so a failure
+# never stops the preload, but one that fails in this runtime is a defect (its cost moves into
+# every job) and tests/harness/test_preload.py checks the list stays empty.
+WARM_UP_FAILURES = []
+
+
+def _warm_failed(step, exc):
+    WARM_UP_FAILURES.append("%s: %s" % (step, type(exc).__name__))
 
 
 def _import(name):
@@ -168,8 +176,8 @@ def _warm_up_data():
     for step in steps:
         try:
             _KEEP.append(step())
-        except Exception:
-            pass
+        except Exception as exc:
+            _warm_failed("data warm-up", exc)
 
 
 def _preload_data():
@@ -287,8 +295,8 @@ def _warm_up_plot():
     for style, seaborn_theme in (("default", False), ("dark_background", True)):
         try:
             draw(style, seaborn_theme)
-        except Exception:
-            pass
+        except Exception as exc:
+            _warm_failed("matplotlib warm-up draw", exc)
     plt.close("all")
 
 
@@ -302,30 +310,35 @@ def _warm_up_bokeh():
                               LinearColorMapper, Span, Whisker)
     from bokeh.plotting import figure
     from bokeh.transform import dodge, factor_cmap, linear_cmap
-    source = ColumnDataSource({"x": np.arange(5.0), "y": np.arange(5.0) ** 2,
-                               "g": list("abcab")})
-    plots = []
-    for backend in ("canvas", "webgl", "svg"):
-        p = figure(width=320, height=180, title="warm-up", output_backend=backend,
-                   x_axis_type="datetime" if backend == "svg" else "linear")
-        p.scatter("x", "y", source=source, size=8,
-                  color=factor_cmap("g", "Category10_3", ["a", "b", "c"]))
-        p.line("x", "y", source=source, line_width=2, legend_label="line")
-        p.vbar(x=dodge("x", 0.1), top="y", width=0.2, source=source)
-        p.add_layout(Span(location=1, dimension="width"))
-        p.add_layout(Label(x=1, y=1, text="label"))
-        p.add_layout(Whisker(base="x", upper="y", lower="x", source=source))
-        p.add_tools(HoverTool(tooltips=[("x", "@x")]))
-        plots.append(p)
-    heat = figure(width=320, height=320, x_range=["a", "b"], y_range=["a", "b"])
-    mapper = LinearColorMapper(palette="Viridis256", low=0, high=1)
-    heat.rect(x=["a", "b"], y=["a", "b"], width=1, height=1,
-              fill_color=linear_cmap("y", "Viridis256", 0, 1), source=ColumnDataSource(
-                  {"y": [0.0, 1.0]}))
-    heat.add_layout(ColorBar(color_mapper=mapper, ticker=BasicTicker()), "right")
-    plots.append(heat)
-    for obj in plots + [column(plots[0], plots[1]), row(plots[1], plots[2]),
-                        gridplot([[plots[0], plots[3]]])]:
+
+    def plots():
+        # Fresh models each call: a model belongs to one document, and json_item makes one.
+        made = []
+        for backend in ("canvas", "webgl", "svg"):
+            source = ColumnDataSource({"x": np.arange(5.0), "y": np.arange(5.0) ** 2,
+                                       "g": list("abcab")})
+            p = figure(width=320, height=180, title="warm-up", output_backend=backend,
+                       x_axis_type="datetime" if backend == "svg" else "linear")
+            p.scatter("x", "y", source=source, size=8,
+                      color=factor_cmap("g", "Category10_3", ["a", "b", "c"]))
+            p.line("x", "y", source=source, line_width=2, legend_label="line")
+            p.vbar(x=dodge("x", 0.1), top="y", width=0.2, source=source)
+            p.add_layout(Span(location=1, dimension="width"))
+            p.add_layout(Label(x=1, y=1, text="label"))
+            p.add_layout(Whisker(base="x", upper="y", lower="x", source=source))
+            p.add_tools(HoverTool(tooltips=[("x", "@x")]))
+            made.append(p)
+        heat = figure(width=320, height=320, x_range=["a", "b"], y_range=["a", "b"])
+        mapper = LinearColorMapper(palette="Viridis256", low=0, high=1)
+        heat.rect(x="c", y="r", width=1, height=1, fill_color=linear_cmap("v", "Viridis256", 0, 1),
+                  source=ColumnDataSource({"c": ["a", "b"], "r": ["a", "b"], "v": [0.0, 1.0]}))
+        heat.add_layout(ColorBar(color_mapper=mapper, ticker=BasicTicker()), "right")
+        made.append(heat)
+        return made
+
+    first = plots()
+    grid = plots()
+    for obj in first[:3] + [column(first[3]), row(*grid[:2]), gridplot([[grid[2], grid[3]]])]:
         _KEEP.append(json_item(obj))
 
 
@@ -360,8 +373,8 @@ def _warm_up_figure():
     for make in traces:
         try:
             figures.append(go.Figure(make()))
-        except Exception:
-            pass
+        except Exception as exc:
+            _warm_failed("plotly trace", exc)
 
     def express():
         return [px.scatter(frame, x="x", y="y", color="g", size="n", trendline=None),
@@ -380,8 +393,8 @@ def _warm_up_figure():
     for step in (express, subplots):
         try:
             figures.extend(step())
-        except Exception:
-            pass
+        except Exception as exc:
+            _warm_failed("plotly figures", exc)
     for name in ("plotly", "plotly_white", "plotly_dark", "ggplot2", "seaborn", "simple_white",
                  "presentation", "none"):
         try:
@@ -395,13 +408,14 @@ def _warm_up_figure():
                               font={"size": 14}, margin={"l": 10}, showlegend=True)
             fig.update_xaxes(showgrid=True)
             fig.update_yaxes(showgrid=True)
-            fig.update_traces(opacity=0.9)
+            # Table, Sankey and Indicator have no opacity
+            fig.update_traces(opacity=0.9, selector=lambda trace: "opacity" in trace)
             fig.add_annotation(text="n", x=1, y=1)
             fig.add_shape(type="line", x0=0, x1=1, y0=0, y1=1)
             fig.to_json()
             fig.to_dict()
-        except Exception:
-            pass
+        except Exception as exc:
+            _warm_failed("plotly layout", exc)
 
 
 # The harness's own modules for plot and figure mode (imported by main() otherwise).
@@ -472,8 +486,8 @@ def _warm_up_plot_libraries():
     for step in (plotnine_draw, pygal_draw, altair_spec):
         try:
             step()
-        except Exception:
-            pass
+        except Exception as exc:
+            _warm_failed("plot library warm-up", exc)
 
 
 def _preload_plot_libraries():
@@ -509,8 +523,8 @@ def _preload_figure():
     _warm_up_figure()
     try:
         _warm_up_bokeh()
-    except Exception:       # a runtime without bokeh still serves plotly
-        pass
+    except Exception as exc:       # a runtime without bokeh still serves plotly
+        _warm_failed("bokeh warm-up", exc)
 
 
 def preload(mode):
