@@ -120,6 +120,7 @@ sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string
   if (!request.data_csv.empty()) spec.files[kDataFile] = request.data_csv;
   spec.argv = {mode == "r" ? std::string("--plot") : "--" + mode, plot_file};
   spec.env["ANYPLOT_THEME"] = theme;
+  spec.warm_for = request.library;
   spec.timeout_s = timeout_s;
   spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? figure_max_bytes : kMaxPngBytes;
   spec.outputs[kResultFile] = kMaxRenderRecordBytes;

@@ -181,6 +181,7 @@ void LauncherState::start_attempt(const std::shared_ptr<Job>& job) {
   bool want_warm = !(job->spec.cold ? *job->spec.cold : config.sandbox_cold) && layers.active("warm") && !retry_after_warm;
   std::shared_ptr<Zygote> z = want_warm ? zygote_for(job->spec.mode) : nullptr;
   job->spare.clear();
+  job->spare_warm_for.clear();
   if (z && z->state() == Zygote::State::ready) take_spare(job, *z);
 
   std::string why;

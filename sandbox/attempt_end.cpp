@@ -209,6 +209,7 @@ void LauncherState::decide(const std::shared_ptr<Job>& job, const TreeMeasure& t
   r.attempts = job->attempt;
   r.warm = job->warm;
   r.spare = job->warm && !job->spare.empty();
+  if (r.spare) r.spare_warmed_for = job->spare_warm_for;
   r.wall_s = seconds(job->exited_at - job->first_spawn);
   r.stdout_head = job->stdout_buf.head();
   r.stdout_tail = job->stdout_buf.tail();

@@ -111,6 +111,11 @@ std::uint32_t spares_for(const Config& c, const std::string& mode) {
   return 0;
 }
 
+std::vector<SpareWarmUp> spare_warm_ups(const Config& c, const std::string& mode) {
+  if (mode == "plot") return {{"altair", c.spares_altair}};
+  return {};
+}
+
 std::string exec_arm_module(const Config& c) {
   std::string::size_type slash = c.confine_lib.rfind('/');
   return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/plotq_exec_arm.so";

@@ -99,6 +99,10 @@ struct Config {
   // confined in a fresh work dir (each bound to one job slot), waiting for one job each. 0 = the
   // zygote keeps one unconfined spare per slot instead (confined once its job came).
   std::uint32_t spares_raw = 1, spares_data = 2, spares_plot = 1, spares_figure = 1;
+  // Plot spares warmed for altair besides: vl-convert's engine started at once, while the job
+  // before runs (its threads cannot cross the zygote's fork, so a job would otherwise start it).
+  // Altair jobs take them first; any plot job may take one (spare_warm_ups).
+  std::uint32_t spares_altair = 1;
   double spare_max_wait_s = 600;  // a spare that waited longer is retired and another armed
 
   // --- layers -----------------------------------------------------------------------------------
@@ -117,8 +121,15 @@ Config config_from_env();
 // jobs cannot see it (under /tmp or a hidden path, e.g. a checkout in /tmp), read-only copies are
 // staged under /var/lib/plotq/stage/<hash>/ and the config points there.
 Config resolved(Config c);
-// The armed spares a mode's zygote keeps per job slot (0 for a mode without a setting).
+// The armed spares a mode's zygote keeps (0 for a mode without a setting), warmed for no library.
 std::uint32_t spares_for(const Config& c, const std::string& mode);
+// A mode's spares warmed for one library (a warm-up a job of that library would otherwise pay
+// itself): the one table of them, harness.SPARE_WARM_UPS is its other side.
+struct SpareWarmUp {
+  std::string library;  // JobSpec::warm_for that prefers these spares
+  std::uint32_t count = 0;
+};
+std::vector<SpareWarmUp> spare_warm_ups(const Config& c, const std::string& mode);
 // plotq_exec_arm.so, next to confine_lib: the cold path arms the exec filter with it.
 std::string exec_arm_module(const Config& c);
 // plotq_r_arm.so, next to confine_lib: R jobs arm the exec filter with it (sandbox/r_exec_arm.c).

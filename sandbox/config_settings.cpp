@@ -62,6 +62,8 @@ void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_SPARES_DATA", &c.spares_data, "armed spares for data runs: two let jobs back to back never wait for a fork").range(0, 8);
   s.add("PLOTQ_SPARES_PLOT", &c.spares_plot, "armed spares for PNG plot jobs").range(0, 8);
   s.add("PLOTQ_SPARES_FIGURE", &c.spares_figure, "armed spares for figure plot steps").range(0, 8);
+  s.add("PLOTQ_SPARES_ALTAIR", &c.spares_altair,
+        "armed plot spares besides, with vl-convert's engine started at once: altair jobs take them first").range(0, 8);
   s.add("PLOTQ_SPARE_MAX_WAIT_S", &c.spare_max_wait_s, "an armed spare that waited longer is retired and another armed, seconds")
       .range(1, 86400);
   s.add("PLOTQ_RAW_PRELOAD", &c.raw_preload, "modules the raw-mode zygote imports before forking, comma separated");

@@ -50,6 +50,8 @@ struct JobSpec {
   std::map<std::string, std::uint64_t> outputs;  // files to read back: name -> byte cap
   std::optional<bool> cold;  // overrides Config::sandbox_cold for this job
   std::string label;         // for log lines only
+  // The library the job draws with: a spare warmed for it is taken first (spare_warm_ups).
+  std::string warm_for;
 };
 
 struct PhaseTimings {
@@ -73,6 +75,7 @@ struct JobResult {
   std::string filter;      // first report line: "armed tsync", "refused ...", "" when none came
   bool warm = false;       // ran from a zygote
   bool spare = false;      // ran in an armed spare: confined before the job came (docs/sandbox.md)
+  std::string spare_warmed_for;  // the library that spare was warmed for, "" none
   int attempts = 0;
   std::string stdout_head, stdout_tail;  // first/last bytes of stdout (tail empty if all fit in head)
   std::uint64_t stdout_bytes = 0;

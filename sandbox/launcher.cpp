@@ -272,7 +272,7 @@ void LauncherState::finish_now(const std::shared_ptr<Job>& job, Reason reason, c
 void LauncherState::start_queue() {
   if (shutting_down) return;
   while (!queue.empty()) {
-    int free_slot = pick_slot(queue.front()->spec.mode);
+    int free_slot = pick_slot(queue.front()->spec.mode, queue.front()->spec.warm_for);
     if (free_slot < 0) return;
     auto job = queue.front();
     queue.pop_front();

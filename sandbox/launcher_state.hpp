@@ -50,6 +50,7 @@ struct ArmedSpare {
   Clock::time_point armed_at;
   int dirfd = -1;
   pid_t pid = -1;  // on the host, once the zygote said it forked it
+  std::string warm_for;  // the library it was warmed for (spare_warm_ups), "" none
 };
 
 struct LauncherState;
@@ -75,6 +76,7 @@ struct Job : std::enable_shared_from_this<Job> {
   std::string dir_name;
   int dirfd = -1;
   std::string spare;  // the armed spare this attempt adopted (its dir is dir_name), "" for none
+  std::string spare_warm_for;  // ... and the library it was warmed for
   JobChannels ch;
   std::unique_ptr<Descriptor> out, err, rep, status, cpidfd;
   int gpidfd = -1;
@@ -134,9 +136,10 @@ struct LauncherState : std::enable_shared_from_this<LauncherState> {
   // Removes it (on the worker, at once while shutting down) and closes dirfd (-1: none).
   void remove_work_dir(const std::string& name, int dirfd);
   // spares.cpp
-  bool arm_spare(const std::string& mode, int slot, Zygote& z);
-  void arm_spares(const std::string& mode);  // tops the mode up to spares_for(mode), spread over the slots
-  int pick_slot(const std::string& mode) const;  // a free slot, the one whose spare waited longest first; -1
+  bool arm_spare(const std::string& mode, int slot, Zygote& z, const std::string& warm_for = "");
+  void arm_spares(const std::string& mode);  // tops each kind up (spares_for, spare_warm_ups), spread over the slots
+  // A free slot: the one whose spare suits the job best (spare_rank), longest waiting first; -1.
+  int pick_slot(const std::string& mode, const std::string& warm_for) const;
   bool take_spare(const std::shared_ptr<Job>& job, Zygote& z);  // adopts one as the job's dir
   void retire_spare(const std::string& mode, ArmedSpare& s);
   void remove_spare_dir(ArmedSpare& s);

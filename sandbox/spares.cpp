@@ -28,18 +28,27 @@ namespace {
 // How often the waiting spares' ages are looked at, as a share of their longest wait.
 constexpr double kAgeChecksPerWait = 4;
 
+// How well a spare suits a job that draws with `warm_for` (lower is better): one warmed for its
+// library, then one warmed for none (a warm-up's memory is wasted on another library's job, and
+// its start may still be running), then any other.
+int spare_rank(const ArmedSpare& s, const std::string& warm_for) {
+  if (!s.warm_for.empty() && s.warm_for == warm_for) return 0;
+  return s.warm_for.empty() ? 1 : 2;
+}
+
 
 }  // namespace
 
-bool LauncherState::arm_spare(const std::string& mode, int slot, Zygote& z) {
-  std::string name = "spare-" + std::to_string(::getpid()) + "-" + mode + "-" + std::to_string(next_spare++);
+bool LauncherState::arm_spare(const std::string& mode, int slot, Zygote& z, const std::string& warm_for) {
+  std::string name = "spare-" + std::to_string(::getpid()) + "-" + mode + (warm_for.empty() ? "" : "-" + warm_for) + "-" +
+                     std::to_string(next_spare++);
   const char* step = nullptr;
   int dirfd = make_work_dir(name, uids.job_uid(static_cast<std::uint32_t>(slot)), &step);
   if (dirfd < 0) {
     if (std::string_view(step) != "mkdir work dir") remove_work_dir(name, -1);  // made, then failed
     return false;
   }
-  ArmedSpare spare{name, slot, z.generation(), Clock::now(), dirfd};
+  ArmedSpare spare{name, slot, z.generation(), Clock::now(), dirfd, -1, warm_for};
   struct stat st{};
   bool ok = ::fstat(spare.dirfd, &st) == 0;
   if (ok) {
@@ -49,7 +58,9 @@ bool LauncherState::arm_spare(const std::string& mode, int slot, Zygote& z) {
     confine["seccomp"] = spec.filter != nullptr;
     // Its warm-up runs under the environment every job gets (HOME and TMPDIR its work dir), so
     // that nothing a library sets up then points where the job cannot go.
-    ok = z.send(nlohmann::json{{"arm", name}, {"slot", slot}, {"confine", confine}, {"env", base_env()}}.dump());
+    nlohmann::json arm = {{"arm", name}, {"slot", slot}, {"confine", confine}, {"env", base_env()}};
+    if (!warm_for.empty()) arm["warm"] = warm_for;  // harness.SPARE_WARM_UPS
+    ok = z.send(arm.dump());
   }
   if (!ok) {
     remove_spare_dir(spare);
@@ -66,7 +77,6 @@ void LauncherState::arm_spares(const std::string& mode) {
     armed_generation[mode] = z->generation();
     spares_lost[mode] = 0;
   }
-  const std::uint32_t want = spares_for(config, mode);
   auto& list = spares[mode];
   for (auto s = list.begin(); s != list.end();) {  // an earlier Z's: gone with it
     if (s->generation == z->generation()) {
@@ -80,18 +90,29 @@ void LauncherState::arm_spares(const std::string& mode) {
   // job to the free slot whose spare waited longest.
   std::vector<std::uint32_t> per_slot(slots.size(), 0);
   for (const auto& s : list) ++per_slot[static_cast<size_t>(s.slot)];
-  for (std::size_t have = list.size(); have < want; ++have) {
-    auto fewest = std::min_element(per_slot.begin(), per_slot.end());
-    if (fewest == per_slot.end() || !arm_spare(mode, static_cast<int>(fewest - per_slot.begin()), *z)) break;
-    ++*fewest;
+  std::vector<SpareWarmUp> kinds = {{"", spares_for(config, mode)}};
+  for (const auto& w : spare_warm_ups(config, mode)) kinds.push_back(w);
+  for (const auto& kind : kinds) {
+    auto have = static_cast<std::uint32_t>(std::count_if(list.begin(), list.end(), [&](const ArmedSpare& s) { return s.warm_for == kind.library; }));
+    for (; have < kind.count; ++have) {
+      auto fewest = std::min_element(per_slot.begin(), per_slot.end());
+      if (fewest == per_slot.end() || !arm_spare(mode, static_cast<int>(fewest - per_slot.begin()), *z, kind.library)) break;
+      ++*fewest;
+    }
   }
   watch_spare_ages();
 }
 
-int LauncherState::pick_slot(const std::string& mode) const {
-  if (auto it = spares.find(mode); it != spares.end())
-    for (const auto& s : it->second)
-      if (!slots[static_cast<size_t>(s.slot)].busy) return s.slot;
+int LauncherState::pick_slot(const std::string& mode, const std::string& warm_for) const {
+  if (auto it = spares.find(mode); it != spares.end()) {
+    int best = -1, best_rank = 3;
+    for (const auto& s : it->second)  // oldest first: the first of the best rank
+      if (!slots[static_cast<size_t>(s.slot)].busy && spare_rank(s, warm_for) < best_rank) {
+        best = s.slot;
+        best_rank = spare_rank(s, warm_for);
+      }
+    if (best >= 0) return best;
+  }
   for (size_t i = 0; i < slots.size(); ++i)
     if (!slots[i].busy) return static_cast<int>(i);
   return -1;
@@ -101,18 +122,22 @@ bool LauncherState::take_spare(const std::shared_ptr<Job>& job, Zygote& z) {
   auto it = spares.find(job->spec.mode);
   if (it == spares.end()) return false;
   auto& list = it->second;
-  for (auto s = list.begin(); s != list.end(); ++s) {
-    if (s->slot != job->slot || s->generation != z.generation()) continue;
-    job->dir_name = s->name;
-    job->dirfd = s->dirfd;
-    job->spare = s->name;
-    list.erase(s);
-    spares_lost[job->spec.mode] = 0;
-    // The next one for this slot; the zygote forks it once the job has had its head start.
-    arm_spare(job->spec.mode, job->slot, z);
-    return true;
-  }
-  return false;
+  auto best = list.end();
+  for (auto s = list.begin(); s != list.end(); ++s)
+    if (s->slot == job->slot && s->generation == z.generation() &&
+        (best == list.end() || spare_rank(*s, job->spec.warm_for) < spare_rank(*best, job->spec.warm_for)))
+      best = s;
+  if (best == list.end()) return false;
+  job->dir_name = best->name;
+  job->dirfd = best->dirfd;
+  job->spare = best->name;
+  job->spare_warm_for = best->warm_for;
+  std::string warm_for = best->warm_for;
+  list.erase(best);
+  spares_lost[job->spec.mode] = 0;
+  // The next one of its kind for this slot; the zygote forks it once the job has had its head start.
+  arm_spare(job->spec.mode, job->slot, z, warm_for);
+  return true;
 }
 
 void LauncherState::retire_spare(const std::string& mode, ArmedSpare& s) {

@@ -53,15 +53,22 @@ def preload(mode):
     _preload.preload(mode)
 
 
-def warm_spare(mode, job_waiting=None):
+# Spares warmed for one library (the host's spare_warm_ups names them): the step such a spare runs
+# at once instead of after VL_WARM_AFTER_IDLE_S, because the job before it is running meanwhile.
+SPARE_WARM_UPS = {"plot": ("altair",)}
+
+
+def warm_spare(mode, job_waiting=None, warm_for=""):
     """What a warm zygote's spare (a fresh fork waiting for its one job) runs before the job
     arrives, off the job's latency: the reads arming does (guard.warm_stub_index); in data
     mode, the harness's own pre-arm steps on a constant frame (datamode.warm_spare_steps); in
     plot mode, vl-convert's engine start (plotlibs.warm_vl_convert: its threads cannot cross the
     zygote's fork). They change nothing a job can observe; they take the copy-on-write faults of
-    the zygote's shared pages (and the engine's start) that the job would otherwise take. Stops before the next step once job_waiting()
-    says a job is waiting, and at the first step that fails (an optimisation only); job_waiting(s)
-    waits up to s seconds for one. Returns the number of steps run. Never arms anything."""
+    the zygote's shared pages (and the engine's start) that the job would otherwise take. A plot
+    spare armed for altair (`warm_for`, SPARE_WARM_UPS) starts the engine first and at once.
+    Stops before the next step once job_waiting() says a job is waiting, and at the first step
+    that fails (an optimisation only); job_waiting(s) waits up to s seconds for one. Returns the
+    number of steps run. Never arms anything."""
     if mode == "raw":
         return 0
     import guard
@@ -77,7 +84,12 @@ def warm_spare(mode, job_waiting=None):
             # to back never wait for it).
             if job_waiting is None or not job_waiting(VL_WARM_AFTER_IDLE_S):
                 plotlibs.warm_vl_convert()
-        steps.append(vl_convert_after_a_pause)
+        if warm_for in SPARE_WARM_UPS.get(mode, ()):
+            # Armed for altair: the engine first, without the pause (the altair job it is for
+            # would otherwise start it itself).
+            steps.insert(0, plotlibs.warm_vl_convert)
+        else:
+            steps.append(vl_convert_after_a_pause)
     done = 0
     for step in steps:
         if job_waiting is not None and job_waiting():

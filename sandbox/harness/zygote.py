@@ -108,11 +108,11 @@ def join_cgroups(procs_files):
     return 0
 
 
-def warm_spare(sock):
+def warm_spare(sock, warm_for=""):
     """A spare's work while it waits for its job (harness.warm_spare: off the job's latency,
     nothing a job can observe), begun only if no job came within WARM_AFTER_S; it stops as soon
     as a job message is waiting. Nothing of the job exists yet: its uid, mounts, limits and
-    filters all come after the message."""
+    filters all come after the message. `warm_for`: the library the host armed it for."""
     harness = sys.modules.get("harness")
     if harness is None:
         return
@@ -121,7 +121,7 @@ def warm_spare(sock):
     if waiting.poll(WARM_AFTER_S * 1000):
         return
     try:  # an optimisation only: a spare whose warm-up fails still serves its job
-        harness.warm_spare(mode, lambda wait_s=0: bool(waiting.poll(int(wait_s * 1000))))
+        harness.warm_spare(mode, lambda wait_s=0: bool(waiting.poll(int(wait_s * 1000))), warm_for)
     except Exception:
         pass
 
@@ -205,7 +205,7 @@ def child_main(sock, procs_files, arm=None):
                 # sets up (a library's temp or cache dir) then lies in the work dir, as the job's.
                 os.environ.clear()
                 os.environ.update(arm.get("env", {}))
-        warm_spare(sock)
+        warm_spare(sock, arm.get("warm", "") if arm is not None else "")
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not msg or len(fds) != 3:
             os._exit(0)  # the zygote closed our socket: no job for us
@@ -366,10 +366,10 @@ def main(argv):
 
     def control(req):
         """A message without descriptors: the host arms a spare with a work dir it made
-        ({"arm": name, "slot", "confine"}) or retires one ({"retire": name})."""
+        ({"arm": name, "slot", "confine", "env", "warm"}) or retires one ({"retire": name})."""
         if "arm" in req:
             arms[req["arm"]] = {"spare": req["arm"], "slot": int(req.get("slot", 0)), "confine": req["confine"],
-                                "env": req.get("env", {})}
+                                "env": req.get("env", {}), "warm": str(req.get("warm", ""))}
         elif "retire" in req:
             arms.pop(req["retire"], None)
             sp = armed.pop(req["retire"], None)

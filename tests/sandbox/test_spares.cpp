@@ -187,3 +187,75 @@ TEST_CASE("spares: a job killed for its limits takes the slot's waiting spares w
   CHECK(next.attempts == 1);  // not a retry after a dead spare
   CHECK_THAT(next.stdout_head, Catch::Contains("next"));
 }
+
+namespace {
+
+// A plot job drawing with `library` (JobSpec::warm_for, as runs/ sets it), writing plot-light.png.
+sb::JobSpec plot_job(const std::string& library, const std::string& source) {
+  sb::JobSpec s;
+  s.mode = "plot";
+  s.files["plot.py"] = source;
+  s.argv = {"--plot", "plot.py"};
+  s.env["ANYPLOT_THEME"] = "light";
+  s.outputs["plot-light.png"] = 16 << 20;
+  s.timeout_s = 60;
+  s.warm_for = library;
+  return s;
+}
+
+const char* kAltairPlot = R"(import altair as alt
+import pandas as pd
+df = pd.DataFrame({"x": [1, 2, 3], "y": [3, 1, 2]})
+alt.Chart(df).mark_line().encode(x="x", y="y").properties(width=400, height=225).save("plot-light.png", scale_factor=2)
+)";
+const char* kMatplotlibPlot = R"(import matplotlib.pyplot as plt
+fig, ax = plt.subplots(figsize=(16, 9))
+ax.plot([1, 2, 3], [3, 1, 2])
+fig.savefig("plot-light.png", dpi=100)
+)";
+
+}  // namespace
+
+TEST_CASE("spares: an altair job takes the spare warmed for altair, another library's job a plain one", "[spares]") {
+  Sandbox box([](sb::Config& c) {
+    c.sandbox_max_jobs = 2;
+    c.spares_plot = 1;
+    c.spares_altair = 1;
+  });
+  box.wait_zygote("plot");
+  wait_spares(box, 2);
+  CHECK(box.launcher->spares_waiting()["plot"] == 2);
+  auto mpl = box.run(plot_job("matplotlib", kMatplotlibPlot));
+  CHECK(mpl.reason == sb::Reason::ok);
+  CHECK(mpl.spare);
+  CHECK(mpl.spare_warmed_for.empty());
+  CHECK(mpl.outputs.count("plot-light.png") == 1);
+  wait_spares(box, 2);  // the plain one is replaced by a plain one
+  auto alt = box.run(plot_job("altair", kAltairPlot));
+  INFO(alt.stderr_tail);
+  CHECK(alt.reason == sb::Reason::ok);
+  CHECK(alt.exit_code == 0);
+  CHECK(alt.spare);
+  CHECK(alt.spare_warmed_for == "altair");
+  REQUIRE(alt.outputs.count("plot-light.png") == 1);
+  CHECK(alt.outputs["plot-light.png"].rfind("\x89PNG", 0) == 0);
+  // Its replacement is warmed for altair too, and a second altair job takes it.
+  wait_spares(box, 2);
+  auto again = box.run(plot_job("altair", kAltairPlot));
+  CHECK(again.reason == sb::Reason::ok);
+  CHECK(again.spare_warmed_for == "altair");
+}
+
+TEST_CASE("spares: with no spare warmed for altair an altair job takes a plain one", "[spares]") {
+  Sandbox box([](sb::Config& c) {
+    c.sandbox_max_jobs = 1;
+    c.spares_plot = 1;
+    c.spares_altair = 0;
+  });
+  box.wait_zygote("plot");
+  wait_spares(box, 1);
+  auto alt = box.run(plot_job("altair", kAltairPlot));
+  CHECK(alt.reason == sb::Reason::ok);
+  CHECK(alt.spare);
+  CHECK(alt.spare_warmed_for.empty());
+}
