@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <memory>
 #include <set>
 
 #include "fixture.hpp"
@@ -214,16 +215,24 @@ ax.plot([1, 2, 3], [3, 1, 2])
 fig.savefig("plot-light.png", dpi=100)
 )";
 
+// A launcher whose plot zygote is up with `plain` plain spares and `altair` spares warmed for
+// altair over `slots` job slots, all of them forked.
+std::unique_ptr<Sandbox> plot_spares(std::size_t slots, std::uint32_t plain, std::uint32_t altair) {
+  auto box = std::make_unique<Sandbox>([=](sb::Config& c) {
+    c.sandbox_max_jobs = slots;
+    c.spares_plot = plain;
+    c.spares_altair = altair;
+  });
+  box->wait_zygote("plot");
+  wait_spares(*box, plain + altair);
+  return box;
+}
+
 }  // namespace
 
 TEST_CASE("spares: an altair job takes the spare warmed for altair, another library's job a plain one", "[spares]") {
-  Sandbox box([](sb::Config& c) {
-    c.sandbox_max_jobs = 2;
-    c.spares_plot = 1;
-    c.spares_altair = 1;
-  });
-  box.wait_zygote("plot");
-  wait_spares(box, 2);
+  auto owned = plot_spares(2, 1, 1);
+  Sandbox& box = *owned;
   CHECK(box.launcher->spares_waiting()["plot"] == 2);
   auto mpl = box.run(plot_job("matplotlib", kMatplotlibPlot));
   CHECK(mpl.reason == sb::Reason::ok);
@@ -247,14 +256,8 @@ TEST_CASE("spares: an altair job takes the spare warmed for altair, another libr
 }
 
 TEST_CASE("spares: with no spare warmed for altair an altair job takes a plain one", "[spares]") {
-  Sandbox box([](sb::Config& c) {
-    c.sandbox_max_jobs = 1;
-    c.spares_plot = 1;
-    c.spares_altair = 0;
-  });
-  box.wait_zygote("plot");
-  wait_spares(box, 1);
-  auto alt = box.run(plot_job("altair", kAltairPlot));
+  auto box = plot_spares(1, 1, 0);
+  auto alt = box->run(plot_job("altair", kAltairPlot));
   CHECK(alt.reason == sb::Reason::ok);
   CHECK(alt.spare);
   CHECK(alt.spare_warmed_for.empty());
