@@ -34,8 +34,10 @@ struct RenderConfig {
   // A private 0700 dir per Renderer is made here for the figure JSON handed to Chromium and the
   // PNG it draws (PLOTQ_RENDER_TMP_DIR).
   std::string render_tmp_dir = "/tmp";
+  // The R runtime's manifest (PLOTQ_R_RUNTIME; "" = <PLOTQ_HOME>/runtime/r/plotq-r-runtime.json).
+  std::string r_runtime_manifest;
 };
-// Declared in runs/settings.cpp (PLOTQ_RENDER_TMP_DIR); loaded alone from the environment.
+// Declared in runs/settings.cpp (PLOTQ_RENDER_TMP_DIR, PLOTQ_R_RUNTIME); loaded alone from the environment.
 void register_settings(Settings& s, RenderConfig& c);
 RenderConfig render_config_from_env();
 

@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/env.hpp"
+#include "common/settings.hpp"
+#include "runs/render_job.hpp"
+#include "sandbox/config.hpp"
 #include "common/text.hpp"
 #include "sandbox/output.hpp"
 
@@ -110,7 +113,7 @@ Runtime read_js_runtime(const std::string& js_modules) {
 }
 
 std::string r_runtime_manifest_path() {
-  std::string p = env_string("PLOTQ_R_RUNTIME", "");
+  std::string p = render_config_from_env().r_runtime_manifest;
   return p.empty() ? project_home() + "/runtime/r/plotq-r-runtime.json" : p;
 }
 
@@ -153,7 +156,8 @@ Runtime read_r_runtime(const std::string& manifest, const std::string& r_home) {
 
 const Runtime& r_runtime() {
   static const Runtime r = [] {
-    std::string home = env_string("PLOTQ_R_HOME", "");
+    // R_HOME is the sandbox's setting (the R jobs run under it), read through its registry.
+    std::string home = load_from_env<sandbox::Config>(sandbox::register_settings).r_home;
     return read_r_runtime(r_runtime_manifest_path(), home.empty() ? std::string("/usr/lib/R") : home);
   }();
   return r;

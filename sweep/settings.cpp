@@ -1,7 +1,7 @@
 // The sweep's own PLOTQ_* settings (bare mode and the CLI's log switch), declared once with their
 // bounds and reasons; docs/settings.md prints them (section "plotq sweep").
-#include "common/env.hpp"
 #include "common/settings.hpp"
+#include "sandbox/config.hpp"
 #include "sweep/bare.hpp"
 
 namespace plotq::runs {
@@ -18,9 +18,11 @@ void register_sweep_settings(Settings& s, BareConfig& c) {
 
 BareConfig bare_config_from_env() {
   BareConfig c = load_from_env<BareConfig>(register_sweep_settings);
-  // The interpreter and harness are the sandbox's own settings (PLOTQ_PYTHON, PLOTQ_HARNESS_DIR).
-  c.python = env_string("PLOTQ_PYTHON", c.python);
-  c.harness_dir = env_string("PLOTQ_HARNESS_DIR", c.harness_dir);
+  // The interpreter and harness are the sandbox's own settings (PLOTQ_PYTHON, PLOTQ_HARNESS_DIR),
+  // read through its registry: the same defaults, the same refusals.
+  sandbox::Config sandbox = load_from_env<sandbox::Config>(sandbox::register_settings);
+  c.python = sandbox.python;
+  if (!sandbox.harness_dir.empty()) c.harness_dir = sandbox.harness_dir;
   return c;
 }
 
