@@ -220,6 +220,23 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   return done("ok");
 }
 
+ThemeRun not_started(const std::string& theme, const std::string& code, std::string mode) {
+  ThemeRun r;
+  r.theme = theme;
+  r.mode = std::move(mode);
+  r.outcome = code;
+  r.job.attempts = 0;
+  r.message = describe(r);
+  return r;
+}
+
+RenderResult refused_render(const std::vector<std::string>& themes, const std::string& code) {
+  RenderResult result;
+  for (const auto& theme : themes)
+    if (known_theme(theme)) result.outputs[theme] = not_started(theme, code);
+  return result;
+}
+
 std::string describe(const ThemeRun& r) {
   const std::string& o = r.outcome;
   const bool figure = r.mode == "figure";

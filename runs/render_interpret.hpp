@@ -71,6 +71,14 @@ struct RenderResult {
   std::map<std::string, ThemeRun> outputs;  // by theme
 };
 
+// A theme that never started: `code` (invalid_request, invalid_library, runtime_unavailable, or
+// cancelled before its turn), no attempt made (job.attempts 0: its ledger row is a refusal), with
+// plotq's sentence. mode: the render's when it had started (to_string(RenderMode)), else "".
+ThemeRun not_started(const std::string& theme, const std::string& code, std::string mode = "");
+// A render refused before any theme started: each known theme not_started with `code` (an unknown
+// theme has no answer: the request check refuses it).
+RenderResult refused_render(const std::vector<std::string>& themes, const std::string& code);
+
 // What a renderer can serve here (runs/libraries.hpp: library_support): "ok", "invalid_library"
 // (not in the table), or "runtime_unavailable" (a package the runtime's manifest does not list, an
 // unknown runtime, or a figure-mode library without a working figure renderer).

@@ -1,14 +1,8 @@
 // The asynchronous half of a render (runs/render_job.hpp): the themes one after another through
 // the Launcher, figure mode's draw on the host, cancel. Every decision is a pure function of
 // runs/render_interpret.cpp.
-#include "common/files.hpp"
 #include "runs/render_job.hpp"
 #include "sandbox/canvas.hpp"
-#include "common/theme.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <map>
@@ -17,9 +11,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "common/env.hpp"
 #include "common/log.hpp"
 #include "runs/libraries.hpp"
+#include "runs/scratch_dir.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/launcher.hpp"
 #include "sandbox/output.hpp"
@@ -36,12 +30,6 @@ constexpr double kMinDrawS = 0.05;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Writes data into a new file (common/files.hpp: never an existing path, never through a link).
-bool write_new(int dirfd, const std::string& name, const std::string& data) {
-  int fd = write_new_file(dirfd, name, data);
-  return fd >= 0 && ::close(fd) == 0;
-}
-
 }  // namespace
 
 
@@ -50,34 +38,30 @@ bool write_new(int dirfd, const std::string& name, const std::string& data) {
 
 namespace detail {
 
-// What every render of one Renderer shares: the private dir for figure files, the worker that
+// What every render of one Renderer shares: the scratch dir for the draws' files, the worker that
 // writes and reads them (no file I/O on the event loop), and the running renders.
 struct RendererShared {
-  explicit RendererShared(RenderConfig c) : config(std::move(c)), pool(1) {}
-  ~RendererShared() {
-    pool.join();
-    if (dirfd >= 0) {
-      int parent = ::open(config.render_tmp_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (parent >= 0) {
-        sandbox::remove_tree(parent, dir_name);
-        ::close(parent);
-      }
-      ::close(dirfd);
-    }
-  }
+  explicit RendererShared(RenderConfig c) : config(std::move(c)), scratch(config.render_tmp_dir), pool(1) {}
+  ~RendererShared() { pool.join(); }  // then the scratch dir goes, with what is left in it
   RenderConfig config;
+  ScratchDir scratch;
   asio::thread_pool pool;
-  std::string dir_name;  // plotq-render-XXXXXX under render_tmp_dir
-  std::string dir_path;
-  int dirfd = -1;
-  std::string dir_error;
-  std::uint64_t next_file = 0;
   std::uint64_t next_run = 0;
   // Running renders, held here until they finish (callbacks hold weak references).
   std::map<std::uint64_t, std::shared_ptr<struct RenderRun>> runs;
 };
 
 struct RenderRun : std::enable_shared_from_this<RenderRun> {
+  // Where the render is. Themes run one after another: next -> in_job (-> drawing) -> next ...
+  enum class State {
+    next,        // between themes: the next one is posted
+    in_job,      // a theme's plot step runs in the sandbox
+    drawing,     // a theme's figure or snippet is written, drawn by Chromium and its PNG read back
+    cancelling,  // cancelled while in_job: the killed job's answer is awaited
+    cancelled,   // cancelled: every theme left answers cancelled
+    finished,    // on_done ran (or the Renderer went): nothing more happens
+  };
+
   RenderRun(asio::io_context& i, sandbox::Launcher& l, sandbox::FigureRenderer* f, std::shared_ptr<RendererShared> s)
       : io(i), launcher(l), figures(f), shared(std::move(s)) {}
 
@@ -95,15 +79,16 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   std::function<void(RenderResult)> on_done;
   RenderResult result;
   std::size_t next = 0;
-  bool cancelled = false;
-  bool finished = false;
+  State state = State::next;
   sandbox::JobHandle job;
-  bool in_job = false;
-  bool drawing = false;
   std::uint64_t draw_token = 0;
   std::optional<std::uint64_t> figure_job;  // the FigureRenderer's id of the draw in progress
   Clock::time_point theme_start;
   ThemeRun current;  // the theme being drawn
+  DrawFiles files;   // its files in the scratch dir
+
+  bool finished() const { return state == State::finished; }
+  bool cancel_asked() const { return state == State::cancelling || state == State::cancelled; }
 
   void post_next() {
     auto self = shared_from_this();
@@ -111,16 +96,11 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   }
 
   void start_next() {
-    if (finished) return;
+    if (finished()) return;
     if (next >= req.themes.size()) return finish();
     const std::string theme = req.themes[next];
-    if (cancelled) {
-      ThemeRun r;
-      r.theme = theme;
-      r.mode = mode_name();
-      r.outcome = "cancelled";
-      r.message = describe(r);
-      return theme_done(std::move(r));
+    if (state == State::cancelled) {
+      return theme_done(not_started(theme, "cancelled", mode_name()));
     }
     theme_start = Clock::now();
     if (mode == RenderMode::snippet) {
@@ -129,11 +109,10 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       ThemeRun r;
       r.theme = theme;
       r.mode = mode_name();
-      r.job.outputs[render_output_name(mode_name(), theme)] = req.source;
       r.job.attempts = 1;  // a run that was tried (the ledger books attempts 0 as never started)
-      return draw(std::move(r));
+      return draw(std::move(r), req.source);
     }
-    in_job = true;
+    state = State::in_job;
     std::weak_ptr<RenderRun> weak = shared_from_this();
     job = launcher.run(render_job_spec(req, theme, req.timeout_s, figure_cap()), [weak, theme](sandbox::JobResult jr) {
       if (auto self = weak.lock()) self->plot_done(theme, std::move(jr));
@@ -141,12 +120,17 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   }
 
   void plot_done(const std::string& theme, sandbox::JobResult jr) {
-    in_job = false;
     job = {};
-    if (finished) return;
+    if (finished()) return;
+    const bool cancelled = state == State::cancelling;
+    state = cancelled ? State::cancelled : State::next;
     ThemeRun r = interpret_render_job(std::move(jr), mode_name(), theme);
     if (r.outcome == "ok" && mode == RenderMode::figure) {
-      if (!cancelled) return draw(std::move(r));
+      if (!cancelled) {
+        std::string figure_json = std::move(r.job.outputs[render_output_name(mode_name(), theme)]);
+        r.job.outputs.clear();
+        return draw(std::move(r), std::move(figure_json));
+      }
       // cancelled after the plot step ended, before its answer arrived: nothing is drawn
       r.outcome = "cancelled";
       r.job.outputs.clear();
@@ -155,54 +139,49 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     theme_done(std::move(r));
   }
 
-  // Figure mode's second step: the collected JSON into a fresh host-side file, FigureRenderer draws
-  // it within the time the plot step left, the PNG is read back under its cap.
-  void draw(ThemeRun r) {
-    const std::string out = render_output_name(mode_name(), r.theme);
-    std::string json = std::move(r.job.outputs[out]);
-    r.job.outputs.clear();
+  // The host's draw (figure mode's second step, or a whole snippet): its input (the figure JSON,
+  // or the snippet's JavaScript) into a fresh scratch file, FigureRenderer draws it within the
+  // time left, the PNG is read back under its cap.
+  void draw(ThemeRun r, std::string input) {
     if (!figures || !figures->available(mode == RenderMode::plot ? "" : req.library)) {
       r.outcome = "runtime_unavailable";
       r.message = describe(r);
       return theme_done(std::move(r));
     }
-    if (shared->dirfd < 0) {
+    if (!shared->scratch.ok()) {
       r.outcome = "renderer_error";
       r.figure_code = "io";
       r.message = describe(r);
       return theme_done(std::move(r));
     }
     current = std::move(r);
-    drawing = true;
+    state = State::drawing;
     std::uint64_t token = ++draw_token;
-    std::uint64_t n = ++shared->next_file;
-    std::string base = std::to_string(id) + "-" + std::to_string(n) + "-" + current.theme;
-    pending_json = base + (mode == RenderMode::snippet ? std::string(snippet_extension(req.library)) : std::string(".json"));
-    pending_png = base + ".png";
-    int dirfd = shared->dirfd;
+    files = shared->scratch.next_draw(
+        id, current.theme, mode == RenderMode::snippet ? snippet_extension(req.library) : std::string_view(".json"));
+    int dirfd = shared->scratch.fd();
     std::weak_ptr<RenderRun> weak = shared_from_this();
     std::weak_ptr<RendererShared> weak_shared = shared;
-    asio::post(shared->pool, [weak, weak_shared, token, dirfd, name = pending_json, json = std::move(json), &io = io] {
-      bool written = write_new(dirfd, name, json);
-      asio::post(io, [weak, weak_shared, token, written, name] {
-        if (auto self = weak.lock()) return self->json_written(token, written);
-        orphan_files(weak_shared, name, "");
+    asio::post(shared->pool, [weak, weak_shared, token, dirfd, f = files, input = std::move(input), &io = io] {
+      bool written = write_draw_input(dirfd, f, input);
+      asio::post(io, [weak, weak_shared, token, written, f] {
+        if (auto self = weak.lock()) return self->input_written(token, written);
+        orphan_files(weak_shared, f);
       });
     });
   }
 
   // A step that answers after its render finished (cancelled) removes its own files.
-  static void orphan_files(const std::weak_ptr<RendererShared>& weak_shared, const std::string& a,
-                           const std::string& b) {
-    auto s = weak_shared.lock();  // alive: its dirfd is still open
-    if (!s || s->dirfd < 0) return;
-    if (!a.empty()) ::unlinkat(s->dirfd, a.c_str(), 0);
-    if (!b.empty()) ::unlinkat(s->dirfd, b.c_str(), 0);
+  static void orphan_files(const std::weak_ptr<RendererShared>& weak_shared, const DrawFiles& f) {
+    auto s = weak_shared.lock();  // alive: its scratch dir is still open
+    if (s && s->scratch.ok()) remove_draw_files(s->scratch.fd(), f);
   }
-  std::string pending_json, pending_png;
 
-  void json_written(std::uint64_t token, bool written) {
-    if (token != draw_token || finished) return remove_files(pending_json, pending_png);
+  // A stale step (its draw cancelled, or the render over) drops its answer.
+  bool stale(std::uint64_t token) const { return token != draw_token || finished(); }
+
+  void input_written(std::uint64_t token, bool written) {
+    if (stale(token)) return remove_files(files);
     if (!written) {
       current.outcome = "renderer_error";
       current.figure_code = "io";
@@ -217,18 +196,18 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     std::weak_ptr<RenderRun> weak = shared_from_this();
     std::weak_ptr<RendererShared> weak_shared = shared;
     auto draw_start = Clock::now();
-    auto on_drawn = [weak, weak_shared, token, draw_start, a = pending_json, b = pending_png](sandbox::FigureResult fr) {
+    auto on_drawn = [weak, weak_shared, token, draw_start, f = files](sandbox::FigureResult fr) {
       if (auto self = weak.lock()) return self->figure_done(token, draw_start, std::move(fr));
-      orphan_files(weak_shared, a, b);
+      orphan_files(weak_shared, f);
     };
-    const std::string in = shared->dir_path + "/" + pending_json, out = shared->dir_path + "/" + pending_png;
+    const std::string in = shared->scratch.path(files.input), out = shared->scratch.path(files.png);
     figure_job = mode == RenderMode::snippet
                      ? figures->render_snippet(in, out, sandbox::SnippetJob{req.library, current.theme, false}, left, on_drawn)
                      : figures->render(in, out, left, on_drawn);
   }
 
   void figure_done(std::uint64_t token, Clock::time_point draw_start, sandbox::FigureResult fr) {
-    if (token != draw_token || finished) return remove_files(pending_json, pending_png);
+    if (stale(token)) return remove_files(files);
     figure_job.reset();
     current.draw_s = since(draw_start);
     if (mode == RenderMode::snippet) {
@@ -250,20 +229,20 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       return draw_finished();
     }
     // Read the PNG back on the worker: no link followed, a regular file, at most the PNG cap.
-    int dirfd = shared->dirfd;
+    int dirfd = shared->scratch.fd();
     std::weak_ptr<RenderRun> weak = shared_from_this();
     std::weak_ptr<RendererShared> weak_shared = shared;
-    asio::post(shared->pool, [weak, weak_shared, token, dirfd, a = pending_json, b = pending_png, &io = io] {
-      sandbox::OutputRead rd = sandbox::read_output(dirfd, b, kMaxPngBytes);
-      asio::post(io, [weak, weak_shared, token, a, b, rd = std::move(rd)]() mutable {
+    asio::post(shared->pool, [weak, weak_shared, token, dirfd, f = files, &io = io] {
+      sandbox::OutputRead rd = sandbox::read_output(dirfd, f.png, kMaxPngBytes);
+      asio::post(io, [weak, weak_shared, token, f, rd = std::move(rd)]() mutable {
         if (auto self = weak.lock()) return self->png_read(token, std::move(rd));
-        orphan_files(weak_shared, a, b);
+        orphan_files(weak_shared, f);
       });
     });
   }
 
   void png_read(std::uint64_t token, sandbox::OutputRead rd) {
-    if (token != draw_token || finished) return remove_files(pending_json, pending_png);
+    if (stale(token)) return remove_files(files);
     if (rd.status == sandbox::OutputRead::too_large) {
       current.outcome = "output_too_large";
       current.measured = static_cast<double>(rd.measured);
@@ -296,8 +275,8 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   }
 
   void draw_finished() {
-    drawing = false;
-    remove_files(pending_json, pending_png);
+    state = State::next;
+    remove_files(files);
     ThemeRun r = std::move(current);
     current = ThemeRun();
     r.message = describe(r);
@@ -305,34 +284,31 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     theme_done(std::move(r));
   }
 
-  void remove_files(const std::string& a, const std::string& b) {
-    int dirfd = shared->dirfd;
-    if (dirfd < 0 || (a.empty() && b.empty())) return;
-    asio::post(shared->pool, [dirfd, a, b] {
-      if (!a.empty()) ::unlinkat(dirfd, a.c_str(), 0);
-      if (!b.empty()) ::unlinkat(dirfd, b.c_str(), 0);
-    });
+  void remove_files(const DrawFiles& f) {
+    if (!shared->scratch.ok() || (f.input.empty() && f.png.empty())) return;
+    asio::post(shared->pool, [dirfd = shared->scratch.fd(), f] { remove_draw_files(dirfd, f); });
   }
 
   void theme_done(ThemeRun r) {
-    if (finished) return;
+    if (finished()) return;
     result.outputs[r.theme] = std::move(r);
     ++next;
     post_next();
   }
 
   void cancel() {
-    if (finished || cancelled) return;
-    cancelled = true;
-    if (in_job) {
+    if (finished() || cancel_asked()) return;
+    const State was = state;
+    state = State::cancelled;
+    if (was == State::in_job) {
+      state = State::cancelling;
       job.cancel();  // its result comes back as `cancelled` through plot_done
       return;
     }
-    if (drawing) {
+    if (was == State::drawing) {
       // The draw is stopped (its Chromium page closed, FigureRenderer::cancel); its answer
       // ("cancelled") is dropped (the token moves on) and the files are removed when it comes.
       ++draw_token;
-      drawing = false;
       if (figure_job && figures) figures->cancel(*figure_job);
       figure_job.reset();
       ThemeRun r = std::move(current);
@@ -345,8 +321,8 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   }
 
   void finish() {
-    if (finished) return;
-    finished = true;
+    if (finished()) return;
+    state = State::finished;
     shared->runs.erase(id);
     auto cb = std::move(on_done);
     on_done = nullptr;
@@ -360,21 +336,7 @@ Renderer::Renderer(asio::io_context& io, sandbox::Launcher& launcher, sandbox::F
                    RenderConfig config, std::shared_ptr<const Runtime> runtime)
     : io_(io), launcher_(launcher), figures_(figures),
       runtime_(runtime ? std::move(runtime) : std::make_shared<const Runtime>(read_runtime(launcher.config().python))),
-      shared_(std::make_shared<detail::RendererShared>(std::move(config))) {
-  auto& s = *shared_;
-  std::string tmpl = s.config.render_tmp_dir + "/plotq-render-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data())) {  // mode 0700: only this process's user reads the figures
-    s.dir_path = buf.data();
-    s.dir_name = s.dir_path.substr(s.dir_path.rfind('/') + 1);
-    s.dirfd = ::open(s.dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  }
-  if (s.dirfd < 0) {
-    s.dir_error = std::string("cannot make a private dir in ") + s.config.render_tmp_dir;
-    log_event("render_tmp_unavailable", {{"dir", s.config.render_tmp_dir}});
-  }
-}
+      shared_(std::make_shared<detail::RendererShared>(std::move(config))) {}
 
 Renderer::~Renderer() {
   auto runs = std::move(shared_->runs);
@@ -382,7 +344,7 @@ Renderer::~Renderer() {
   for (auto& [id, run] : runs) {
     run->on_done = nullptr;
     run->cancel();
-    run->finished = true;
+    run->state = detail::RenderRun::State::finished;
   }
 }
 
@@ -413,7 +375,7 @@ RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderRe
   };
   handle.done_ = [weak] {
     auto r = weak.lock();
-    return !r || r->finished;
+    return !r || r->finished();
   };
   // A request the route should have refused, or a library this machine cannot draw: every theme
   // answers at once, no sandbox starts.
@@ -423,14 +385,7 @@ RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderRe
   run->req = std::move(request);
   shared_->runs[run->id] = run;
   if (!refused.empty()) {
-    for (const auto& theme : run->req.themes) {
-      if (!known_theme(theme)) continue;
-      ThemeRun r;
-      r.theme = theme;
-      r.outcome = refused;
-      r.message = describe(r);
-      run->result.outputs[theme] = std::move(r);
-    }
+    run->result = refused_render(run->req.themes, refused);
     run->next = run->req.themes.size();
   }
   run->post_next();

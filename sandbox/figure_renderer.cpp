@@ -21,6 +21,7 @@
 #include "common/log.hpp"
 #include "sandbox/figure_process.hpp"
 #include "sandbox/sandbox_metrics.hpp"
+#include "sandbox/snippet_libraries.hpp"
 
 namespace plotq::sandbox {
 
@@ -63,16 +64,6 @@ std::string runtime_bokeh_js() {
 
 std::string runtime_js_modules() { return project_home() + "/runtime/js/node_modules"; }
 
-std::string js_bundle_path(const std::string& library) {
-  // The same files as sandbox/figure/lib/snippet.mjs loads: each library's one UMD bundle.
-  if (library == "chartjs") return "chart.js/dist/chart.umd.js";
-  if (library == "d3") return "d3/dist/d3.min.js";
-  if (library == "echarts") return "echarts/dist/echarts.min.js";
-  if (library == "highcharts") return "highcharts/highcharts.js";
-  if (library == "muix") return "@mui/x-charts/package.json";
-  return "";
-}
-
 // ------------------------------------------------------------------------------------------------
 // Jobs (the renderer process itself is figure_process.hpp's FigureProc).
 
@@ -82,9 +73,10 @@ using Proc = FigureProc;
 
 struct Job {
   std::uint64_t id = 0;
-  std::string figure, out;
+  std::string input;  // the file the page draws: the figure JSON, or (snippet set) the JavaScript snippet
+  std::string out;    // the PNG it writes
   std::string library;  // "" = the figure's shape says
-  std::optional<SnippetJob> snippet;  // set: `figure` is a JavaScript snippet
+  std::optional<SnippetJob> snippet;  // set: a JavaScript snippet's job
   double timeout_s = 0;
   int attempts = 0;  // times sent to a renderer
   Clock::time_point start;
@@ -135,13 +127,19 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     return !cfg.bokeh_js.empty() && ::access((cfg.bokeh_js + "/bokeh.min.js").c_str(), R_OK) == 0;
   }
 
+  // A snippet library is drawable when every file the renderer's table (snippet_libraries.hpp)
+  // names for it is readable under the modules dir: what lib/snippet.mjs checks before it loads them.
+  static bool is_snippet_library(const std::string& library) { return snippet_library_files().count(library) > 0; }
   bool has_js(const std::string& library) const {
-    std::string rel = js_bundle_path(library);
-    return !cfg.js_modules.empty() && !rel.empty() && ::access((cfg.js_modules + "/" + rel).c_str(), R_OK) == 0;
+    auto it = snippet_library_files().find(library);
+    if (cfg.js_modules.empty() || it == snippet_library_files().end()) return false;
+    for (const auto& f : it->second)
+      if (::access((cfg.js_modules + "/" + f).c_str(), R_OK) != 0) return false;
+    return true;
   }
   bool has_any_js() const {
-    for (const char* l : {"chartjs", "d3", "echarts", "highcharts", "muix"})
-      if (has_js(l)) return true;
+    for (const auto& [library, files] : snippet_library_files())
+      if (has_js(library)) return true;
     return false;
   }
 
@@ -153,7 +151,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     if (::access(cfg.chromium.c_str(), X_OK) != 0) return "chromium not found at " + cfg.chromium;
     if (library == "plotly" && !has_plotly()) return "plotly.js not found at '" + cfg.plotly_js + "'";
     if (library == "bokeh" && !has_bokeh()) return "BokehJS not found in '" + cfg.bokeh_js + "'";
-    const bool js = !js_bundle_path(library).empty();
+    const bool js = is_snippet_library(library);
     if (js && !has_js(library))
       return library + "'s JavaScript not found in '" + cfg.js_modules + "' (run tools/setup.sh)";
     if (!library.empty() && library != "*" && library != "plotly" && library != "bokeh" && !js)
@@ -241,7 +239,7 @@ struct FigureRenderer::Impl : std::enable_shared_from_this<FigureRenderer::Impl>
     }
     std::string line;
     try {
-      json req{{"id", job.id}, {job.snippet ? "snippet" : "figure", job.figure}, {"out", job.out},
+      json req{{"id", job.id}, {job.snippet ? "snippet" : "figure", job.input}, {"out", job.out},
                {"timeout_ms", std::floor(left_ms)}};
       if (job.snippet) {
         req["library"] = job.snippet->library;
@@ -556,7 +554,7 @@ Job make_job(std::uint64_t id, std::string in, std::string out, double timeout_s
              std::function<void(FigureResult)> done) {
   Job job;
   job.id = id;
-  job.figure = std::move(in);
+  job.input = std::move(in);
   job.out = std::move(out);
   job.start = Clock::now();
   job.timeout_s = (std::isfinite(timeout_s) && timeout_s > 0) ? std::min(timeout_s, max_s) : max_s;

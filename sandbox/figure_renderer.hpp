@@ -36,9 +36,7 @@ std::string runtime_bokeh_js();
 // The JavaScript snippet libraries (runtime/js, installed from its package-lock.json by
 // tools/setup.sh): <project home>/runtime/js/node_modules.
 std::string runtime_js_modules();
-// The file a snippet library's page loads, relative to the modules dir ("" for a name that is not
-// one of chartjs, d3, echarts, highcharts, muix; MUI X is bundled by esbuild: its package.json).
-std::string js_bundle_path(const std::string& library);
+// Which files each snippet library needs there: sandbox/snippet_libraries.hpp (the renderer's own table).
 
 // Every limit and path of the figure renderer; env-var name PLOTQ_<FIELD IN UPPER CASE>, declared
 // with its bound and its reason in figure_settings.cpp.

@@ -56,19 +56,6 @@ nlohmann::json theme_json(const runs::ThemeRun& t) {
   };
 }
 
-// A render that never started: every theme refused with `code`, no attempt made.
-runs::RenderResult refused(const std::vector<std::string>& themes, const std::string& code) {
-  runs::RenderResult r;
-  for (const auto& t : themes) {
-    runs::ThemeRun tr;
-    tr.theme = t;
-    tr.outcome = code;
-    tr.job.attempts = 0;
-    r.outputs[t] = tr;
-  }
-  return r;
-}
-
 }  // namespace
 
 namespace jobs {
@@ -96,7 +83,7 @@ void run_render_here(App& app, const std::shared_ptr<RunningJob>& job, const nlo
   auto fail_before_start = [&app, weak_job, who, themes, started](const std::string& code) {
     auto j = weak_job.lock();
     if (!j || j->finished) return;
-    runs::book_render_rows(app.store, who, refused(themes, code), seconds_since(started), jobs::forget_in_tx(*j, code),
+    runs::book_render_rows(app.store, who, runs::refused_render(themes, code), seconds_since(started), jobs::forget_in_tx(*j, code),
                            [&app, weak_job, code](bool) {
                              auto j2 = weak_job.lock();
                              if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
@@ -191,7 +178,7 @@ void register_render_routes(App& app) {
     if (support != "ok") {
       // Answered once its rows are booked, as every other answer here: a client that reads the
       // ledger after the answer finds them on either engine (PostgreSQL books off the loop).
-      runs::book_render_rows(app.store, who, refused(themes, support), 0, {},
+      runs::book_render_rows(app.store, who, runs::refused_render(themes, support), 0, {},
                              [res, support](bool) { res->send_error(support); });
       return;
     }

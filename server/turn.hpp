@@ -17,6 +17,8 @@
 
 namespace plotq::server {
 
+class RunningAction;
+
 class Turn {
  public:
   enum class Stage {
@@ -42,7 +44,11 @@ class Turn {
   std::uint64_t arrival = 0;
   bool arrival_done = false;
   std::unique_ptr<queue::TurnSlot> slot;  // made with the turn; takes the slot at the first job
-  std::function<void()> stop_work;       // kills the running job or render; set while one runs
+  // Its data or plot action (server/turn_action.hpp): held from its booking until the turn ends.
+  std::shared_ptr<RunningAction> action;
+  // What stopping the turn does now: withdraws it from the queue or kills its running job or
+  // render (set by its action), or a cluster hand-off's pass-on; empty while nothing is to stop.
+  std::function<void()> stop_work;
   std::chrono::steady_clock::time_point queued_at{};
   // status{queued} pacing (TurnService::queued_status)
   std::chrono::steady_clock::time_point last_queued_status{};

@@ -73,31 +73,39 @@ void dataset_made(TurnService& s, const std::shared_ptr<Turn>& t, const std::var
   s.complete(t);
 }
 
+// The data run as a RunningAction: the snippet in the sandbox's data mode; the data runner books
+// the run's ledger row before it answers.
+class DataAction final : public RunningAction {
+ public:
+  DataAction(TurnService& s, const std::shared_ptr<Turn>& t, Plan plan, std::string code)
+      : RunningAction(s, t, std::move(plan)), code_(std::move(code)) {}
+
+ private:
+  void start_run(double slot_wait) override {
+    auto self = std::static_pointer_cast<DataAction>(shared_from_this());
+    job_ = runs::run_data_job(s.app.launcher, s.app.store, plan.who, code_, s.cfg.data_timeout_s, slot_wait,
+                              [self](runs::DataRunDone done) {
+                                self->result_ = std::move(done.result);
+                                self->finish();
+                              });
+  }
+  void cancel_run() override { job_.cancel(); }  // the result then says cancelled
+  void end_turn(const std::shared_ptr<Turn>& t) override { data_done(s, t, result_, code_); }
+
+  const std::string code_;
+  sandbox::JobHandle job_;
+  runs::DataRunResult result_;
+};
+
 }  // namespace
 
 void run_data_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnAction& action) {
   if (t->data_runs >= s.cfg.data_runs_per_turn) return s.refuse(t, "turn_run_limit");
-  ActionPlan plan;
-  plan.who = runs::RunWho{data_job_id(t->id, t->data_runs + 1), t->user, t->session_id, t->id,
-                          runs::runtime_id(*s.app.runtime), {}};
-  plan.kind = store::RunKind::data;
-  plan.counter = store::TurnAction::data;
-  plan.step = "running";
+  RunningAction::Plan plan{runs::RunWho{data_job_id(t->id, t->data_runs + 1), t->user, t->session_id, t->id,
+                                        runs::runtime_id(*s.app.runtime), {}},
+                           store::RunKind::data, store::TurnAction::data, "running"};
   ++t->data_runs;  // a refused booking ends the turn, so counting it first changes nothing
-  auto code = std::make_shared<const std::string>(action.code);
-  TurnService* sp = &s;
-  plan.start = [sp, code](const runs::RunWho& who, double slot_wait, ActionPlan::Finish finish) -> ActionPlan::Stop {
-    // The data runner books the run's ledger row before it answers.
-    sandbox::JobHandle handle = runs::run_data_job(
-        sp->app.launcher, sp->app.store, who, *code, sp->cfg.data_timeout_s, slot_wait,
-        [sp, code, finish](runs::DataRunDone done) {
-          finish([sp, code, result = std::move(done.result)](const std::shared_ptr<Turn>& t) {
-            data_done(*sp, t, result, *code);
-          });
-        });
-    return [handle]() mutable { handle.cancel(); };  // the result then says cancelled
-  };
-  s.drive(t, std::move(plan));
+  std::make_shared<DataAction>(s, t, std::move(plan), action.code)->book();
 }
 
 }  // namespace plotq::server

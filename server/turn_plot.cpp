@@ -1,7 +1,7 @@
 // A turn's plot action: daily pipeline run booked -> the turn's slot taken (status{queued} while it
 // waits) -> status{rendering} -> runs::Renderer draws each theme -> the PNGs are stored with the
 // turn (store/turn_plots.hpp) -> plot{themes:{light:{width,height,url}}} -> message -> done.
-// TurnService::drive runs it (server/turn_action.hpp), the same way as the data action.
+// A RunningAction runs it (server/turn_action.hpp), the same way as the data action.
 #include "common/log.hpp"
 #include "runs/outcome.hpp"
 #include "runs/render_job.hpp"
@@ -97,10 +97,40 @@ void plots_stored(TurnService& s, const std::shared_ptr<Turn>& t, const std::vec
   s.fail(t, std::string(row.turn_code));
 }
 
-}  // namespace
+// The render as a RunningAction: each theme drawn by the service's Renderer.
+class PlotAction final : public RunningAction {
+ public:
+  PlotAction(TurnService& s, const std::shared_ptr<Turn>& t, Plan plan, std::shared_ptr<const runs::RenderRequest> req)
+      : RunningAction(s, t, std::move(plan)), req_(std::move(req)) {}
 
-// The plot action once its data.csv is known: its plan for TurnService::drive.
-static void plan_plot(TurnService& s, const std::shared_ptr<Turn>& t, const std::shared_ptr<runs::RenderRequest>& req);
+ private:
+  void start_run(double slot_wait) override {
+    auto self = std::static_pointer_cast<PlotAction>(shared_from_this());
+    render_ = s.renderer->render(*req_, [self, slot_wait](runs::RenderResult result) {
+      // Every theme's run gets its ledger row, whatever happens to the turn: the rows /render books
+      // (a theme cancelled before it started is refused; a failed one keeps measured/limit).
+      runs::book_render_rows(self->s.app.store, self->plan.who, result, slot_wait);
+      self->result_ = std::move(result);
+      self->finish();
+    });
+  }
+  void cancel_run() override { render_.cancel(); }
+  void end_turn(const std::shared_ptr<Turn>& t) override { render_done(s, t, req_->themes, result_); }
+
+  const std::shared_ptr<const runs::RenderRequest> req_;
+  runs::RenderHandle render_;
+  runs::RenderResult result_;
+};
+
+// The plot action once its data.csv is known: its run's ledger identity, then its steps.
+void start_plot(TurnService& s, const std::shared_ptr<Turn>& t, const std::shared_ptr<runs::RenderRequest>& req) {
+  RunningAction::Plan plan{runs::RunWho{req->job_id, t->user, t->session_id, t->id,
+                                        runs::runtime_id(s.app.runtime_for(req->library)), req->library},
+                           store::RunKind::render, store::TurnAction::plot, "rendering"};
+  std::make_shared<PlotAction>(s, t, std::move(plan), req)->book();
+}
+
+}  // namespace
 
 std::unique_ptr<runs::Renderer> make_renderer(App& app) {
   return std::make_unique<runs::Renderer>(app.ioc, app.launcher, app.figures, app.config.render,
@@ -121,7 +151,7 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   req->timeout_s = s.cfg.render_timeout_s;
   // Python plot code may read the session's latest dataset version as data.csv (a JavaScript
   // snippet's page has no files).
-  if (runs::render_mode(req->library) == runs::RenderMode::snippet) return plan_plot(s, t, req);
+  if (runs::render_mode(req->library) == runs::RenderMode::snippet) return start_plot(s, t, req);
   TurnService* sp = &s;
   s.app.store.run(
       "read the latest dataset version",
@@ -133,30 +163,8 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
           return sp->fail(t, std::string(store_failure_code(latest.code)));
         }
         if (*latest.value) req->data_csv = (*latest.value)->csv;
-        plan_plot(*sp, t, req);
+        start_plot(*sp, t, req);
       });
-}
-
-static void plan_plot(TurnService& s, const std::shared_ptr<Turn>& t, const std::shared_ptr<runs::RenderRequest>& req) {
-  ActionPlan plan;
-  plan.who = runs::RunWho{req->job_id, t->user, t->session_id, t->id, runs::runtime_id(s.app.runtime_for(req->library)),
-                          req->library};
-  plan.kind = store::RunKind::render;
-  plan.counter = store::TurnAction::plot;
-  plan.step = "rendering";
-  TurnService* sp = &s;
-  plan.start = [sp, req](const runs::RunWho& who, double slot_wait, ActionPlan::Finish finish) -> ActionPlan::Stop {
-    runs::RenderHandle handle = sp->renderer->render(*req, [sp, req, who, slot_wait, finish](runs::RenderResult result) {
-      // Every theme's run gets its ledger row, whatever happens to the turn: the rows /render books
-      // (a theme cancelled before it started is refused; a failed one keeps measured/limit).
-      runs::book_render_rows(sp->app.store, who, result, slot_wait);
-      finish([sp, req, result = std::move(result)](const std::shared_ptr<Turn>& t) {
-        render_done(*sp, t, req->themes, result);
-      });
-    });
-    return [handle]() mutable { handle.cancel(); };
-  };
-  s.drive(t, std::move(plan));
 }
 
 }  // namespace plotq::server

@@ -25,6 +25,7 @@ TurnService::TurnService(App& a) : app(a), cfg(a.config.turns), events(a.ioc, a.
   events.on_turn_done([this](const std::shared_ptr<Turn>& t) {
     turns.remove(*t);
     t->stop_work = nullptr;
+    t->action.reset();
     if (cluster && t->claim_epoch) cluster->finished(*t);
   });
 }
@@ -172,28 +173,6 @@ void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, c
       });
 }
 
-void TurnService::drive(const std::shared_ptr<Turn>& t, ActionPlan plan) {
-  auto shared = std::make_shared<ActionPlan>(std::move(plan));
-  if (t->claim_epoch) return take_planned_slot(t, shared);  // booked by the node that enqueued it
-  app.store.run(
-      "book a daily run",
-      [cfg = cfg, user = t->user, counter = shared->counter](store::Db& db) {
-        return book_run(db, cfg, user, counter, store::now_unix());
-      },
-      [this, t, shared](store::Stored<std::optional<std::string>> booked) {
-        if (t->ending()) return;
-        if (!booked.ok()) {
-          log_event("turn_failed", {{"turn", t->id}, {"class", "StoreError"}, {"code", booked.code}});
-          return fail(t, std::string(store_failure_code(booked.code)));
-        }
-        if (*booked.value) {
-          ledger_refused(shared->who, shared->kind, **booked.value);
-          return refuse(t, **booked.value);
-        }
-        take_planned_slot(t, shared);
-      });
-}
-
 void TurnService::in_arrival_order(const std::shared_ptr<Turn>& t, std::function<void()> step) {
   if (t->arrival_done) {  // it had its turn already (a later job of the same turn): at once
     if (step) step();
@@ -207,83 +186,6 @@ void TurnService::in_arrival_order(const std::shared_ptr<Turn>& t, std::function
     ++next_to_enter_;
     if (next) next();
   }
-}
-
-void TurnService::take_planned_slot(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& shared) {
-  std::weak_ptr<Turn> weak = t;
-  in_arrival_order(t, [this, weak, shared] {
-    auto turn = weak.lock();
-    if (turn && !turn->ending()) enter_queue(turn, shared);
-  });
-}
-
-void TurnService::enter_queue(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& shared) {
-  take_slot(t, shared->who, shared->kind, [this, shared](const std::shared_ptr<Turn>& turn) {
-    emit(turn, "status", {{"step", shared->step}, {"attempt", 1}});
-    std::weak_ptr<Turn> weak = turn;
-    ActionPlan::Finish finish = [this, weak](ActionPlan::Ending ending) {
-      auto t2 = weak.lock();
-      if (!t2) return;
-      t2->stop_work = nullptr;
-      try {
-        ending(t2);
-      } catch (const std::exception& e) {
-        log_event("turn_failed", {{"turn", t2->id}, {"class", typeid(e).name()}});
-        fail(t2, "internal");
-      }
-    };
-    turn->stop_work = shared->start(shared->who, waited(*turn), std::move(finish));
-  });
-}
-
-void TurnService::take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
-                            std::function<void(const std::shared_ptr<Turn>&)> run) {
-  t->stage = Turn::Stage::queued;
-  t->queued_at = std::chrono::steady_clock::now();
-  std::weak_ptr<Turn> weak = t;
-  // Until the slot is granted, stopping the turn withdraws it from the queue.
-  t->stop_work = [this, weak, who, kind] {
-    auto turn = weak.lock();
-    if (!turn) return;
-    turn->slot->cancel();
-    ledger_refused(who, kind, "cancelled", waited(*turn));
-    fail(turn, turn->stop_reason.empty() ? "cancelled" : turn->stop_reason);
-  };
-  auto capacity = [this, weak, who, kind] {
-    auto turn = weak.lock();
-    if (!turn || turn->ending()) return;
-    ledger_refused(who, kind, "capacity", waited(*turn));
-    fail(turn, "capacity");
-  };
-  queue::TurnSlot::Callbacks cb;
-  cb.on_position = [this, weak](queue::Position p) {
-    if (auto turn = weak.lock()) queued_status(turn, p);
-  };
-  cb.on_refused = [capacity](std::string_view) { capacity(); };
-  cb.on_expired = capacity;
-  cb.on_granted = [this, weak, run = std::move(run)](bool) {
-    auto turn = weak.lock();
-    if (!turn || turn->ending()) return;
-    turn->stop_work = nullptr;
-    turn->stage = Turn::Stage::running;
-    app.store.run(
-        "start a turn", [id = turn->id](store::Db& db) { store::turns::start(db, id); },
-        [this, weak, run](store::Stored<void> started) {
-          auto t2 = weak.lock();
-          if (!t2 || t2->ending()) return;
-          if (!started.ok()) {
-            log_event("turn_failed", {{"turn", t2->id}, {"class", "StoreError"}, {"code", started.code}});
-            return fail(t2, std::string(store_failure_code(started.code)));
-          }
-          try {
-            run(t2);
-          } catch (const std::exception& e) {
-            log_event("turn_failed", {{"turn", t2->id}, {"class", typeid(e).name()}});
-            fail(t2, "internal");
-          }
-        });
-  };
-  if (t->slot->take(std::move(cb)) == queue::TurnSlot::Take::ended) fail(t, "unavailable");
 }
 
 void TurnService::queued_status(const std::shared_ptr<Turn>& t, queue::Position p) {
@@ -355,6 +257,7 @@ void TurnService::end(const std::shared_ptr<Turn>& t, const std::string& state, 
   if (t->ending() || t->follower) return;  // a follower's end is written by the node that runs it
   in_arrival_order(t, nullptr);  // an ending turn holds nobody's place
   t->stop_work = nullptr;
+  t->action.reset();  // its pending callbacks (a run still being killed) keep it until they are done
   if (t->slot) t->slot->end();  // returns the slot (or withdraws a waiting take), stops the deadline
   events.finish(t, state, code);
 }

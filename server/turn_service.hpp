@@ -74,22 +74,12 @@ class TurnService {
     events.emit(t, name, data);
   }
 
-  // Runs a sandbox action the one way both actions run (server/turn_action.hpp): books its daily
-  // run, then takes the slot (take_planned_slot) and starts it.
-  void drive(const std::shared_ptr<Turn>& t, ActionPlan plan);
-  void take_planned_slot(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& plan);
   // Runs step (entering the render queue) once every turn that started before t has entered the
   // queue or ended: turns take their queue places in the order they started, also when their
   // store calls come back in another order (PostgreSQL's pool). A null step: t will not enter.
+  // RunningAction::take_slot enters through it.
   void in_arrival_order(const std::shared_ptr<Turn>& t, std::function<void()> step);
-  void enter_queue(const std::shared_ptr<Turn>& t, const std::shared_ptr<ActionPlan>& plan);
 
-  // Takes the turn's render slot for its first sandbox job. While it waits: status{queued,
-  // position, waiting}; refused or expired: error{capacity}; stopped while waiting: withdrawn and
-  // error{cancelled} (each with a refused ledger row for `who`). Once the slot is held, `run` is
-  // called (exceptions from it end the turn with error{internal}).
-  void take_slot(const std::shared_ptr<Turn>& t, const runs::RunWho& who, store::RunKind kind,
-                 std::function<void(const std::shared_ptr<Turn>&)> run);
   // Sends status{queued, position, waiting}: at once when the last one is older than
   // PLOTQ_QUEUE_STATUS_MIN_INTERVAL_S (queue::Config), else once at the end of that interval with the
   // newest position (the queue merges its broadcasts at the same rate; this keeps a turn that entered
@@ -131,8 +121,9 @@ class TurnService {
   std::chrono::steady_clock::time_point deferred_timer_at_{};
 };
 
-// The data action: book a daily data run, take the turn's slot, run the snippet in the sandbox,
-// store the table as the session's next dataset version (server/turn_data.cpp).
+// The data action (a RunningAction, server/turn_action.hpp): book a daily data run, take the turn's
+// slot, run the snippet in the sandbox, store the table as the session's next dataset version
+// (server/turn_data.cpp).
 void run_data_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnAction& action);
 // The plot action: book a daily pipeline run, take the slot, render each theme, store the PNGs
 // (server/turn_plot.cpp).

@@ -306,9 +306,7 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
                    const std::string& png_name, store::SweepResult& row, std::string* png_out) {
   row.exit_code = run.exit_code;
   row.signal = run.signal;
-  row.wall_s = run.wall_s;
-  row.cpu_s = run.cpu_s;
-  row.max_rss_mb = run.max_rss_mb > 0 ? std::optional<double>(run.max_rss_mb) : std::nullopt;
+  set_measures(row, run.wall_s, run.cpu_s, run.max_rss_mb);
   if (!run.host_error.empty()) return set_failure(row, "io");
   if (run.timed_out) return set_failure(row, "timeout");
   if (run.signal) return set_failure(row, "crashed");

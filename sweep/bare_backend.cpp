@@ -144,9 +144,7 @@ class BareBackend : public SweepBackend {
       return figure_step(p, i + 1);
     }
     row.exit_code = run.exit_code;
-    row.wall_s = run.wall_s;
-    row.cpu_s = run.cpu_s;
-    row.max_rss_mb = run.max_rss_mb > 0 ? std::optional<double>(run.max_rss_mb) : std::nullopt;
+    set_measures(row, run.wall_s, run.cpu_s, run.max_rss_mb);
     std::string dir = run.dir;
     figures_->render(dir + "/plot-" + theme + ".json", dir + "/plot-" + theme + ".png", remaining,
                      [this, p, i, row, dir, theme](sandbox::FigureResult fr) mutable {

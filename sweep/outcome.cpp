@@ -58,13 +58,17 @@ void set_failure(store::SweepResult& row, const std::string& reason, std::option
   row.png_bytes.reset();
 }
 
+void set_measures(store::SweepResult& row, double wall_s, double cpu_s, double max_rss_mb) {
+  row.wall_s = wall_s > 0 ? wall_s : 0;
+  row.cpu_s = cpu_s > 0 ? cpu_s : 0;
+  row.max_rss_mb = max_rss_mb > 0 ? std::optional<double>(max_rss_mb) : std::nullopt;
+}
+
 void apply_theme_run(const ThemeRun& run, store::SweepResult& row) {
   row.theme = run.theme;
   row.exit_code = run.exit_code;
   row.signal = run.job.signal;
-  row.wall_s = run.wall_s > 0 ? run.wall_s : 0;
-  row.cpu_s = run.cpu_s > 0 ? run.cpu_s : 0;
-  row.max_rss_mb = run.max_rss_mb > 0 ? std::optional<double>(run.max_rss_mb) : std::nullopt;
+  set_measures(row, run.wall_s, run.cpu_s, run.max_rss_mb);
   if (run.width > 0 || run.height > 0) {
     row.width = run.width;
     row.height = run.height;

@@ -22,6 +22,10 @@ namespace plotq::runs {
 // Fills a row's outcome fields from one theme of a render (sandbox mode, in process).
 void apply_theme_run(const ThemeRun& run, store::SweepResult& row);
 
+// A run's measures in a row, the one way every mode copies them: times never negative, the peak
+// RSS only when it was measured.
+void set_measures(store::SweepResult& row, double wall_s, double cpu_s, double max_rss_mb);
+
 // A failed row with a fixed reason (nothing ran, or the run failed before a class was known).
 void set_failure(store::SweepResult& row, const std::string& reason,
                  std::optional<std::string> error_class = std::nullopt);

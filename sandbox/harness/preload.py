@@ -16,7 +16,7 @@ import warnings
 
 MODES = ("data", "plot", "figure", "raw")
 
-# Beyond validator.DATA_MODULES (which preload imports too): what the libraries import lazily
+# Beyond validator_tables.DATA_MODULES (which preload imports too): what the libraries import lazily
 # on common paths, and what the harness itself uses after arming.
 DATA_EXTRA_MODULES = (
     "_strptime", "time", "calendar", "decimal", "fractions", "hashlib", "resource", "io",
@@ -181,7 +181,7 @@ def _warm_up_data():
 
 
 def _preload_data():
-    from validator import DATA_MODULES  # the admitted import surface, kept in one place
+    from validator_tables import DATA_MODULES  # the admitted import surface, kept in one place
     for name in sorted(DATA_MODULES):
         _import(name)
     for name in DATA_EXTRA_MODULES:

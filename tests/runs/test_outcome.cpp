@@ -14,6 +14,7 @@
 #include "runs/render_interpret.hpp"
 #include "sandbox/figure_renderer.hpp"
 #include "sandbox/job.hpp"
+#include "sandbox/snippet_libraries.hpp"
 
 using plotq::runs::kOutcomeCount;
 using plotq::runs::kOutcomes;
@@ -215,17 +216,27 @@ TEST_CASE("libraries: docs/api.md names exactly the table's libraries") {
   CHECK(named == table);
 }
 
-TEST_CASE("the host's snippet bundle table is the renderer's own (lib/snippet.mjs)") {
-  std::ifstream f(std::string(PLOTQ_SOURCE_DIR) + "/sandbox/figure/lib/snippet.mjs");
-  std::stringstream text;
-  text << f.rdbuf();
-  const std::string js = text.str();
-  for (const char* lib : {"chartjs", "d3", "echarts", "highcharts"}) {
-    INFO(lib);
-    const std::string dist = plotq::sandbox::js_bundle_path(lib);
-    CHECK(js.find(std::string(lib) + ": { pkg: ") != std::string::npos);
-    CHECK(js.find("dist: '" + dist + "'") != std::string::npos);
-  }
-  CHECK(plotq::sandbox::js_bundle_path("muix") == "@mui/x-charts/package.json");
-  CHECK(plotq::sandbox::js_bundle_path("plotly").empty());
+TEST_CASE("the host reads the renderer's own snippet table: every snippet library of the library table and its files") {
+  // lib/snippet.mjs loads its bundles from the same file (snippet_libraries.json); no copy here.
+  const auto& table = plotq::sandbox::snippet_library_files();
+  std::set<std::string> snippet_libraries;
+  for (const auto& lib : plotq::runs::kLibraries)
+    if (lib.mode == plotq::runs::RenderMode::snippet) snippet_libraries.insert(std::string(lib.name));
+  std::set<std::string> in_table;
+  for (const auto& [name, files] : table) in_table.insert(name);
+  CHECK(in_table == snippet_libraries);
+  REQUIRE(table.count("chartjs"));
+  CHECK(table.at("chartjs") == std::vector<std::string>{"chart.js/dist/chart.umd.js"});
+  REQUIRE(table.count("muix"));  // bundled by esbuild: the packages it is made of
+  CHECK(table.at("muix").size() > 1);
+  CHECK(table.count("plotly") == 0);
+}
+
+TEST_CASE("a snippet table with a library without files or a path out of the modules dir is refused") {
+  using plotq::sandbox::parse_snippet_libraries;
+  CHECK(parse_snippet_libraries(R"({"d3": {"pkg": "d3", "dist": "d3/dist/d3.min.js"}})").at("d3") ==
+        std::vector<std::string>{"d3/dist/d3.min.js"});
+  CHECK_THROWS(parse_snippet_libraries(R"({"x": {"pkg": "x", "dist": null, "needs": []}})"));
+  CHECK_THROWS(parse_snippet_libraries(R"({"x": {"pkg": "x", "dist": "../etc/passwd"}})"));
+  CHECK_THROWS(parse_snippet_libraries(R"({"x": {"pkg": "x", "dist": "/etc/passwd"}})"));
 }

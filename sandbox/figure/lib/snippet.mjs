@@ -5,6 +5,7 @@
 // snippet draws here exactly as it does there.
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FigureError } from './errors.mjs';
 import { readCapped } from './figure_file.mjs';
 
@@ -13,19 +14,21 @@ export const DEVICE_SCALE = 2;
 
 // name -> the package whose version the ready line reports and the UMD bundle the page loads
 // (global: what the bundle defines). muix has no UMD bundle: its snippet is a .tsx module bundled
-// by esbuild with React and MUI (muix_bundle.mjs); it is there when those packages are.
-export const SNIPPET_LIBRARIES = Object.freeze({
-  chartjs: { pkg: 'chart.js', dist: 'chart.js/dist/chart.umd.js', global: 'Chart' },
-  d3: { pkg: 'd3', dist: 'd3/dist/d3.min.js', global: 'd3' },
-  echarts: { pkg: 'echarts', dist: 'echarts/dist/echarts.min.js', global: 'echarts' },
-  highcharts: { pkg: 'highcharts', dist: 'highcharts/highcharts.js', global: 'Highcharts' },
-  muix: {
-    pkg: '@mui/x-charts',
-    dist: null,
-    needs: ['@mui/x-charts/package.json', '@mui/material/package.json', 'react/package.json',
-      'react-dom/package.json', '@emotion/react/package.json', '@emotion/styled/package.json', 'esbuild/lib/main.js'],
-  },
-});
+// by esbuild with React and MUI (muix_bundle.mjs); it is there when all of `needs` are. The table
+// is snippet_libraries.json, which the host's FigureRenderer reads too (sandbox/figure_renderer.cpp:
+// whether a library can be drawn here), so neither side keeps a copy.
+export const SNIPPET_LIBRARIES_FILE = fileURLToPath(new URL('./snippet_libraries.json', import.meta.url));
+export const SNIPPET_LIBRARIES = deepFreeze(JSON.parse(fs.readFileSync(SNIPPET_LIBRARIES_FILE, 'utf8')));
+
+function deepFreeze(v) {
+  if (v !== null && typeof v === 'object') for (const x of Object.values(v)) deepFreeze(x);
+  return Object.freeze(v);
+}
+
+// The files a library needs under the modules dir: its bundle, or (muix) its list.
+export function libraryFiles(lib) {
+  return lib.dist ? [lib.dist] : lib.needs;
+}
 
 // The libraries whose files are readable under modulesDir: name -> {version, bundle (absolute path
 // or null)}. A library whose files are missing is left out; modulesDir '' or null gives {}.
@@ -33,9 +36,8 @@ export function snippetLibraries(modulesDir) {
   const have = {};
   if (!modulesDir) return have;
   for (const [name, lib] of Object.entries(SNIPPET_LIBRARIES)) {
-    const files = lib.dist ? [lib.dist] : lib.needs;
     try {
-      for (const f of files) fs.accessSync(path.join(modulesDir, f), fs.constants.R_OK);
+      for (const f of libraryFiles(lib)) fs.accessSync(path.join(modulesDir, f), fs.constants.R_OK);
       const { version } = JSON.parse(fs.readFileSync(path.join(modulesDir, lib.pkg, 'package.json'), 'utf8'));
       if (typeof version !== 'string') continue;
       have[name] = { name, version, bundle: lib.dist ? path.join(modulesDir, lib.dist) : null };
