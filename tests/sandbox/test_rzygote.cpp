@@ -63,17 +63,6 @@ sb::JobSpec r_job(const std::string& source, bool cold, double timeout_s = 60) {
   return s;
 }
 
-std::map<std::string, std::string> lines_of(const std::string& out) {
-  std::map<std::string, std::string> m;
-  std::istringstream is(out);
-  std::string line;
-  while (std::getline(is, line)) {
-    auto sp = line.find(' ');
-    if (sp != std::string::npos) m[line.substr(0, sp)] = line.substr(sp + 1);
-  }
-  return m;
-}
-
 void r_config(sb::Config& c) {
   c.sandbox_max_jobs = 1;
   c.stdout_head_bytes = 1 << 16;
@@ -112,6 +101,7 @@ TEST_CASE("an R job forked from the R zygote sees what a cold R job sees", "[rzy
   CHECK(w["home"] == "/tmp/job");
   CHECK(w["tempdir"] == "/tmp/job/RtmpXXXXXX | TRUE");
   CHECK(w["fds"] == "0 | 1 | 2 | 3");  // 3: the listing's own descriptor (the report fd closed after arming)
+  CHECK(c["fds"] == "0 | 1 | 2 | 3 | 4");  // and rharness.R, which a cold R reads as it goes
 }
 
 TEST_CASE("an R job cannot see anything an earlier R job left: every job is a fresh fork of the zygote", "[rzygote][hostile]") {
