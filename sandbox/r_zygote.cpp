@@ -216,6 +216,9 @@ class Loop {
       return done(), false;
     }
     std::fflush(nullptr);  // nothing of the zygote's buffered output reaches a job's stdout
+    // R is not single-threaded here: cli (loaded by ggplot2 and dplyr) runs a timer thread that
+    // only sleeps and sets a flag, holding no lock. The child keeps only this thread (and so can
+    // arm its filters with TSYNC); cli's progress bars then never redraw in a job.
     pid_t pid = ::fork();
     if (pid == 0) {
       try {
