@@ -80,8 +80,10 @@ void wait_own_session(pid_t pid) {
   ::_exit(125);
 }
 
-// In the job's child: becomes the job. Returns to R only once everything of the job is in place.
-void become_job(const Json& job, const int fds[3], ConfineFn confine, const std::vector<std::string>& entry) {
+// In the job's child: becomes the job (message: its JSON). Returns to R only once everything of
+// the job is in place. Throws on a malformed message, once the report descriptor is 3.
+void become_job(const char* message, std::size_t len, const int fds[3], ConfineFn confine,
+                const std::vector<std::string>& entry) {
   // The job's session first (the zygote sends its pid only then): it is also its scheduler
   // autogroup, which the host nices when it learns the pid. An unprivileged process may nice an
   // autogroup once per 100 ms machine-wide, so the host does it, not plotq_confine_job.
@@ -93,6 +95,7 @@ void become_job(const Json& job, const int fds[3], ConfineFn confine, const std:
   for (int i = 0; i < 3; ++i)
     if (high[i] < 0 || ::dup2(high[i], i + 1) < 0) ::_exit(125);
   ::syscall(SYS_close_range, 4U, ~0U, 0U);
+  const Json job = Json::parse(message, message + len);
   std::string error;
   try {
     char err[256] = {};
@@ -166,14 +169,18 @@ class Loop {
     ssize_t n = plotq::sandbox::recv_with_fds(ctl_, buf_.data(), buf_.size(), 0, fds, kMaxPassFds, &nfds, &truncated);
     if (n < 0) fatal("control socket");
     if (n == 0 && nfds == 0) ::_exit(0);  // the host closed the control socket
-    std::string text(buf_.data(), static_cast<std::size_t>(n));
-    if (nfds == 0) return control(text), false;
-    if (nfds != 4 || truncated) {
+    auto len = static_cast<std::size_t>(n);
+    if (nfds == 0) {
+      control(std::string(buf_.data(), len));
+    } else if (nfds != 4 || truncated) {
       for (int i = 0; i < nfds; ++i) ::close(fds[i]);
       log("job message without its 4 descriptors");
-      return false;
+    } else if (dispatch(len, fds)) {
+      return true;
     }
-    return dispatch(text, fds);
+    // Nothing of a message stays in the zygote, whose memory every later job inherits.
+    ::explicit_bzero(buf_.data(), len);
+    return false;
   }
 
   // Messages without descriptors: this zygote keeps no armed spares (spares_for("r") is 0); an
@@ -190,21 +197,16 @@ class Loop {
     }
   }
 
-  bool dispatch(const std::string& text, int fds[4]) {
+  // The job message is parsed in its child only: the zygote never holds a job's fields on its
+  // heap, where the next jobs would find them (freed memory keeps its bytes). It only looks for
+  // the key of an armed spare (nlohmann's dump: "spare": unescaped only as a key).
+  bool dispatch(std::size_t len, int fds[4]) {
     int status = fds[3];
     auto done = [&] {
       for (int i = 0; i < 3; ++i) ::close(fds[i]);
     };
-    Json job;
-    try {
-      job = Json::parse(text);
-    } catch (const std::exception&) {
-      log("job message is not JSON");
-      send_status(status, "error zygote " + std::to_string(EINVAL));
-      ::close(status);
-      return done(), false;
-    }
-    if (job.contains("spare")) {  // an armed spare this zygote never made: the host retries cold
+    static constexpr char kSpareKey[] = "\"spare\":";
+    if (::memmem(buf_.data(), len, kSpareKey, sizeof kSpareKey - 1)) {  // a spare this zygote never made: retried cold
       send_status(status, "error spare " + std::to_string(ENOENT));
       ::close(status);
       return done(), false;
@@ -222,8 +224,8 @@ class Loop {
     pid_t pid = ::fork();
     if (pid == 0) {
       try {
-        become_job(job, fds, confine_, entry_);
-      } catch (const std::exception&) {  // a malformed field: the host reads the report line
+        become_job(buf_.data(), len, fds, confine_, entry_);
+      } catch (const std::exception&) {  // a malformed message: the host reads the report line
         child_fail("error confine:message " + std::to_string(EINVAL) + "\n");
       }
       return true;

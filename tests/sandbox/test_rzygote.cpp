@@ -1,10 +1,12 @@
 // The R zygote (harness/rzygote.R + sandbox/r_zygote.cpp): an R job forked from it must observe
 // what a cold R job observes (its process, its sandbox, R's own start state), and nothing of an
 // earlier job. Real R, real kernel; a host without R prints PLOTQ-SKIP.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <iostream>
 #include <set>
+#include <string_view>
 
 #include "fixture.hpp"
 
@@ -61,6 +63,29 @@ sb::JobSpec r_job(const std::string& source, bool cold, double timeout_s = 60) {
   s.timeout_s = timeout_s;
   s.cold = cold;
   return s;
+}
+
+// Whether `needle` is anywhere in the writable memory of process `pid` (read as root through
+// /proc/<pid>/mem; a region that cannot be read is skipped).
+bool in_memory_of(pid_t pid, const std::string& needle) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int mem = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(mem >= 0);
+  std::string line, chunk(1 << 20, '\0');
+  bool found = false;
+  while (!found && std::getline(maps, line)) {
+    unsigned long from = 0, to = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &from, &to, perms) != 3 || perms[1] != 'w') continue;
+    for (unsigned long at = from; at < to && !found; at += chunk.size() - needle.size()) {
+      ssize_t n = ::pread(mem, chunk.data(), std::min<unsigned long>(chunk.size(), to - at), static_cast<off_t>(at));
+      if (n <= 0) break;
+      found = std::string_view(chunk.data(), static_cast<std::size_t>(n)).find(needle) != std::string_view::npos;
+      if (static_cast<unsigned long>(n) < chunk.size()) break;
+    }
+  }
+  ::close(mem);
+  return found;
 }
 
 void r_config(sb::Config& c) {
@@ -133,11 +158,19 @@ cat("files", grep("^Rtmp", list.files(".", all.files = TRUE, no.. = TRUE), inver
 cat("tempfiles", length(list.files(tempdir(), all.files = TRUE, no.. = TRUE)), "\n")
 cat("draw", runif(1), "\n")
 )";
-  auto a = box.run(r_job(plant, false));
+  // And the host's message for it (here its environment) stays nowhere in the zygote, whose memory
+  // every later job inherits: the zygote parses a job's message only in the job's child.
+  auto plant_job = r_job(plant, false);
+  plant_job.env["PLANTED_BY_HOST"] = "host-secret-of-job-a";
+  auto a = box.run(plant_job);
   INFO(sb::to_json(a).dump() << "\n" << a.outputs["result.json"]);
   REQUIRE(a.reason == sb::Reason::ok);
   REQUIRE(a.warm);
   CHECK_THAT(a.stdout_head, Catch::Contains("planted"));
+  auto zpid = box.launcher->zygote_pid("r");
+  REQUIRE(zpid);
+  CHECK(in_memory_of(*zpid, "ggplot2"));  // the reading works: the zygote's own preload is there
+  CHECK_FALSE(in_memory_of(*zpid, "host-secret-of-job-a"));
   std::set<std::string> draws;
   for (int i = 0; i < 2; ++i) {
     auto b = box.run(r_job(look, false));
