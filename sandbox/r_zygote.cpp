@@ -6,8 +6,8 @@
 //   Z -> host, on the status socket: "pid" + [pidfd], then "exit <status> <utime us> <stime us>
 //              <maxrss KiB>"; or "error <stage> <errno>" when no child could be made.
 //   Z -> host, on the control socket: {"event": "ready", "mode": "r", "preload_s"} once.
-// No spares: a job's child is forked when its message comes (an R fork and its confinement take a
-// few milliseconds of a render's hundreds; sandbox/README.md). It is pid 1 of a fresh pid
+// No spares: a job's child is forked when its message comes (an R fork and its confinement take
+// 20-40 ms of a render's hundreds; sandbox/README.md). It is pid 1 of a fresh pid
 // namespace, takes the job's descriptors as 1-3, closes everything else of the zygote, confines
 // itself with libplotq_confine.so's plotq_confine_job (the same code as every job), takes the
 // job's environment, a fresh R temp dir and the cold job's command line, and only then returns to
@@ -67,7 +67,7 @@ void send_status(int fd, const std::string& text, int pass_fd = -1) {
   plotq::sandbox::send_record(fd, text.c_str(), pass_fd);  // the host may have given up: ignored
 }
 
-// Until `pid` leads its own session (plotq_confine_job's first step): the host nices the job's
+// Until `pid` leads its own session (become_job's first step): the host nices the job's
 // session (its scheduler autogroup) as soon as it learns the pid.
 void wait_own_session(pid_t pid) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSessionWaitMs);
