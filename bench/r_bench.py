@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """R renders (issue 35): each R file type of tests/catalogue drawn N times bare (`Rscript`, one
-fresh process and temp dir a run: the control) and in the sandbox (`plotq sandbox run FILE --mode r`,
-the Launcher's own path: confine_job + exec filter + rharness.R), light theme, median wall and CPU
-seconds of each and their ratio; plus, for the warm-start decision: R's library load alone (bare
-`Rscript -e` of the six packages), the PSS of an R process that loaded them, and the wall of the file
-run in a fork of such a process (parallel::mcparallel, no sandbox: what a zygote's job could reach).
+fresh process and temp dir a run: the control), in the sandbox cold (`plotq sandbox run FILE --mode r
+--cold`: confine_job + exec filter + rharness.R in a fresh R) and warm (`plotq sandbox run FILE --mode
+r --repeat N`: N jobs forked from the R zygote of one launcher, ready before the first), light theme;
+median wall and CPU seconds of each and the ratios to bare. Plus R's library load alone (bare
+`Rscript -e` of the six packages) and the PSS of the R zygote (harness/rzygote.R as the host starts
+it, idle after its preload, no job running).
 
     /usr/bin/python3 bench/r_bench.py [-n N] [-b BUILD_DIR]
 
-One command, run on the machine as it is; the load average is printed with the figures."""
+One command, run on the machine as it is; the load average is printed with the figures (before and
+after). Under load only ratios within one run compare. Sandbox jobs run at nice 0 here, as bare
+`Rscript` does (PLOTQ_SANDBOX_NICE=0; plotqd's default is 10)."""
 import argparse
 import glob
 import json
 import os
 import resource
 import shutil
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -42,10 +46,23 @@ def bare(path, theme="light"):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def sandboxed(plotq, path):
-    p = subprocess.run([plotq, "sandbox", "run", path, "--mode", "r", "--timeout", "120"], capture_output=True, text=True)
-    j = json.loads(p.stdout.strip().splitlines()[-1])
-    return j["wall_s"], j["cpu_s"], j["reason"] == "ok" and "plot-light.png" in j.get("outputs", {})
+def sandboxed(plotq, path, n, cold):
+    """(wall, cpu, ok) of each of n sandbox runs: cold, one launcher (and fresh R) per run; warm,
+    n jobs on one launcher whose R zygote is ready before the first."""
+    cmd = [plotq, "sandbox", "run", path, "--mode", "r", "--timeout", "120"]
+    # Not niced (plotqd's default is 10): bare Rscript is not, and on a shared machine a niced job
+    # waits for every other build's compiler.
+    env = dict(os.environ, PLOTQ_SANDBOX_NICE="0")
+    if cold:
+        runs = [subprocess.run(cmd + ["--cold"], capture_output=True, text=True, env=env).stdout for _ in range(n)]
+    else:
+        runs = [subprocess.run(cmd + ["--repeat", str(n)], capture_output=True, text=True, env=env).stdout]
+    out = []
+    for line in "".join(runs).splitlines():
+        j = json.loads(line)
+        out.append((j["wall_s"], j["cpu_s"], j["reason"] == "ok" and "plot-light.png" in j.get("outputs", {})
+                    and j.get("warm") is (not cold)))
+    return out or [(0, 0, False)]
 
 
 def libload():
@@ -57,54 +74,36 @@ def libload():
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def pss_after_load():
-    """PSS and RSS (MiB) of an R process that loaded the six packages (what a zygote would hold)."""
-    p = subprocess.Popen(["/usr/bin/Rscript", "-e", LIBS + '; cat("ready\\n"); invisible(readLines("stdin", n = 1))'],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    p.stdout.readline()
-    pid = p.pid
-    # Rscript execs R: the pid is R's own process by now.
-    vals = {}
-    with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            k, _, rest = line.partition(":")
-            if k in ("Pss", "Rss"):
-                vals[k] = int(rest.split()[0]) / 1024
-    p.stdin.write("\n")
-    p.stdin.close()
-    p.wait()
-    return vals.get("Pss"), vals.get("Rss")
-
-
-FORKED = r'''
-invisible(lapply(c("ggplot2","ragg","dplyr","scales","tidyr","tibble"), library, character.only=TRUE))
-args <- commandArgs(trailingOnly = TRUE)
-n <- as.integer(args[[1]])
-for (path in args[-1]) {
-  walls <- numeric(0)
-  for (i in seq_len(n)) {
-    d <- tempfile("plotq-rbench-fork-"); dir.create(d)
-    t0 <- proc.time()[["elapsed"]]
-    job <- parallel::mcparallel({ setwd(d); Sys.setenv(ANYPLOT_THEME = "light"); source(path, local = new.env()); file.exists("plot-light.png") })
-    ok <- isTRUE(parallel::mccollect(job)[[1]])
-    walls <- c(walls, proc.time()[["elapsed"]] - t0)
-    unlink(d, recursive = TRUE)
-    if (!ok) walls <- c(walls, NA)
-  }
-  cat(sprintf("%s %.3f\n", path, median(walls)))
-}
-'''
-
-
-def forked(files, n):
-    """What a warm start could reach: the median wall of a fork of an R process that already loaded
-    the six packages, running the file (no sandbox), per file."""
-    p = subprocess.run(["/usr/bin/Rscript", "-e", FORKED, str(n)] + files, capture_output=True, text=True)
-    out = {}
-    for line in p.stdout.splitlines():
-        path, _, wall = line.rpartition(" ")
-        out[path] = float(wall) if wall != "NA" else None
-    return out
+def zygote_pss(build):
+    """PSS and RSS (MiB) of the R zygote, idle after its preload: harness/rzygote.R started as the
+    host starts it (sandbox/zygote.cpp, minus the namespaces, which change no memory), its control
+    socket ours; closing it ends the zygote."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    scratch = tempfile.mkdtemp(prefix="plotq-rbench-zygote-")
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp/job", "TMPDIR": scratch, "LANG": "C.UTF-8",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "R_HOME": "/usr/lib/R",
+           "R_SHARE_DIR": "/usr/share/R/share", "R_INCLUDE_DIR": "/usr/share/R/include", "R_DOC_DIR": "/usr/share/R/doc",
+           "R_LIBS_USER": "/tmp/job/.R-library-none"}
+    lib = os.path.join(build, "sandbox")
+    p = subprocess.Popen(["/usr/lib/R/bin/exec/R", "--vanilla", "--no-echo", "--no-readline", "-f",
+                          os.path.join(HERE, "sandbox/harness/rzygote.R"), "--args", "--ctl-fd", str(theirs.fileno()),
+                          "--lib", os.path.join(lib, "libplotq_confine.so"), "--zygote-lib", os.path.join(lib, "plotq_r_zygote.so"),
+                          "--arm-lib", os.path.join(lib, "plotq_r_arm.so")],
+                         env=env, pass_fds=[theirs.fileno()], stdout=subprocess.DEVNULL)
+    theirs.close()
+    try:
+        ready = json.loads(ours.recv(4096))
+        vals = {}
+        with open("/proc/%d/smaps_rollup" % p.pid) as f:
+            for line in f:
+                k, _, rest = line.partition(":")
+                if k in ("Pss", "Rss"):
+                    vals[k] = int(rest.split()[0]) / 1024
+        return vals.get("Pss"), vals.get("Rss"), ready.get("preload_s")
+    finally:
+        ours.close()
+        p.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main():
@@ -121,23 +120,24 @@ def main():
     lw, lc = zip(*[libload() for _ in range(a.n)])
     print("R + ggplot2, ragg, dplyr, scales, tidyr, tibble loaded, bare: wall %.2f s, CPU %.2f s (medians)" %
           (statistics.median(lw), statistics.median(lc)))
-    pss, rss = pss_after_load()
-    print("an R process that loaded them: PSS %.1f MiB, RSS %.1f MiB" % (pss, rss))
-    fork_wall = forked(files, a.n)
-    print("%-14s %9s %9s %9s %9s %7s %7s %10s %7s" % ("file", "bare wall", "bare cpu", "sbx wall", "sbx cpu", "wall x", "cpu x",
-                                                 "fork wall", "fork x"))
+    pss, rss, preload_s = zygote_pss(a.b)
+    print("the R zygote, idle after its preload (%.2f s): PSS %.1f MiB, RSS %.1f MiB" % (preload_s, pss, rss))
+    print("%-14s %9s %9s %9s %9s %9s %9s %7s %7s %7s" % ("file", "bare wall", "bare cpu", "cold wall", "cold cpu",
+                                                        "warm wall", "warm cpu", "cold x", "warm x", "warm cpu x"))
     for path in files:
         spec = path.split(os.sep)[-4]
         b = [bare(path) for _ in range(a.n)]
-        s = [sandboxed(plotq, path) for _ in range(a.n)]
-        if not all(x[2] for x in b + s):
-            print("%-14s a run did not render (bare %s, sandbox %s)" % (spec, [x[2] for x in b], [x[2] for x in s]))
+        c = sandboxed(plotq, path, a.n, True)
+        w = sandboxed(plotq, path, a.n, False)
+        if not all(x[2] for x in b + c + w):
+            print("%-14s a run did not render (bare %s, cold %s, warm %s)" % (spec, [x[2] for x in b], [x[2] for x in c],
+                                                                             [x[2] for x in w]))
             continue
-        bw, bc = statistics.median(x[0] for x in b), statistics.median(x[1] for x in b)
-        sw, sc = statistics.median(x[0] for x in s), statistics.median(x[1] for x in s)
-        fw = fork_wall.get(path)
-        print("%-14s %9.2f %9.2f %9.2f %9.2f %7.2f %7.2f %10s %7s" % (spec, bw, bc, sw, sc, sw / bw, sc / bc,
-              "%.2f" % fw if fw else "-", "%.2f" % (fw / bw) if fw else "-"))
+        med = lambda runs, i: statistics.median(x[i] for x in runs)
+        bw, bc, cw, cc, ww, wc = med(b, 0), med(b, 1), med(c, 0), med(c, 1), med(w, 0), med(w, 1)
+        print("%-14s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7.2f %7.2f %7.2f" % (spec, bw, bc, cw, cc, ww, wc, cw / bw, ww / bw,
+                                                                             wc / bc))
+    print("load after: %s" % open("/proc/loadavg").read().split()[:3])
 
 
 if __name__ == "__main__":

@@ -40,15 +40,7 @@ std::vector<std::string> LauncherState::job_env(const std::shared_ptr<Job>& job)
   env["PLOTQ_JOB_TIMEOUT_S"] = std::to_string(job->spec.timeout_s);
   env["PLOTQ_RLIMIT_CPU_S"] = std::to_string(job->cpu_limit_s);
   if (job->spec.mode == "r") {
-    // What R's bin/R script would export (the job execs the binary itself: no shell, no exec after
-    // the start); Debian splits R_HOME's share, include and doc out to /usr/share/R.
-    const std::string& home = config.r_home;
-    bool debian = home == "/usr/lib/R";
-    env["R_HOME"] = home;
-    env["R_SHARE_DIR"] = debian ? "/usr/share/R/share" : home + "/share";
-    env["R_INCLUDE_DIR"] = debian ? "/usr/share/R/include" : home + "/include";
-    env["R_DOC_DIR"] = debian ? "/usr/share/R/doc" : home + "/doc";
-    env["R_LIBS_USER"] = std::string(kJobDirInside) + "/.R-library-none";  // no user library
+    for (const auto& [k, v] : r_env(config)) env[k] = v;
     env["PLOTQ_R_GUARD"] = config.r_guard ? "1" : "0";
   }
   for (const auto& [k, v] : job->spec.env) env[k] = v;

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "common/env.hpp"
+#include "sandbox/confine.hpp"
 
 namespace plotq::sandbox {
 
@@ -97,7 +98,9 @@ void stage_for_jobs(Config& c) {
   // The cold path's exec-arm module lives next to the library (sandbox/exec_arm_module.c).
   if (lib_hidden && copy_file(c.confine_lib, dir + "/libplotq_confine.so", 0755) &&
       copy_file(exec_arm_module(c), dir + "/plotq_exec_arm.so", 0755) &&
-      (::access(r_arm_module(c).c_str(), R_OK) != 0 || copy_file(r_arm_module(c), dir + "/plotq_r_arm.so", 0755)))
+      (::access(r_arm_module(c).c_str(), R_OK) != 0 || copy_file(r_arm_module(c), dir + "/plotq_r_arm.so", 0755)) &&
+      (::access(r_zygote_module(c).c_str(), R_OK) != 0 ||
+       copy_file(r_zygote_module(c), dir + "/plotq_r_zygote.so", 0755)))
     c.confine_lib = dir + "/libplotq_confine.so";
 }
 
@@ -116,14 +119,29 @@ std::vector<SpareWarmUp> spare_warm_ups(const Config& c, const std::string& mode
   return {};
 }
 
-std::string exec_arm_module(const Config& c) {
+namespace {
+
+std::string beside_confine_lib(const Config& c, const char* name) {
   std::string::size_type slash = c.confine_lib.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/plotq_exec_arm.so";
+  return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/" + name;
 }
 
-std::string r_arm_module(const Config& c) {
-  std::string::size_type slash = c.confine_lib.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : c.confine_lib.substr(0, slash)) + "/plotq_r_arm.so";
+}  // namespace
+
+std::string exec_arm_module(const Config& c) { return beside_confine_lib(c, "plotq_exec_arm.so"); }
+std::string r_arm_module(const Config& c) { return beside_confine_lib(c, "plotq_r_arm.so"); }
+std::string r_zygote_module(const Config& c) { return beside_confine_lib(c, "plotq_r_zygote.so"); }
+
+std::vector<std::pair<std::string, std::string>> r_env(const Config& c) {
+  // What R's bin/R script would export (jobs exec the binary itself: no shell, no exec after the
+  // start); Debian splits R_HOME's share, include and doc out to /usr/share/R.
+  const std::string& home = c.r_home;
+  bool debian = home == "/usr/lib/R";
+  return {{"R_HOME", home},
+          {"R_SHARE_DIR", debian ? "/usr/share/R/share" : home + "/share"},
+          {"R_INCLUDE_DIR", debian ? "/usr/share/R/include" : home + "/include"},
+          {"R_DOC_DIR", debian ? "/usr/share/R/doc" : home + "/doc"},
+          {"R_LIBS_USER", std::string(kJobDirInside) + "/.R-library-none"}};  // no user library
 }
 
 Config resolved(Config c) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace plotq {
@@ -88,7 +89,8 @@ struct Config {
   // --- warm starts ------------------------------------------------------------------------------
   bool sandbox_cold = false;                                  // true: never use a zygote
   // figure: plotly and bokeh plot steps (a cold plot step would cost a figure render more than its draw).
-  std::vector<std::string> warm_modes = {"raw", "data", "plot", "figure"};  // modes that get a zygote
+  // r: the R zygote (harness/rzygote.R), R jobs forked from an R that loaded ggplot2 and friends.
+  std::vector<std::string> warm_modes = {"raw", "data", "plot", "figure", "r"};  // modes that get a zygote
   bool zygote_fallback_cold = false;  // a job waiting for a (re)starting zygote runs cold instead
   double zygote_start_timeout_s = 60;  // preload must finish within this
   std::uint32_t zygote_max_restarts = 5;  // consecutive failed starts before a mode goes cold for good
@@ -134,6 +136,12 @@ std::vector<SpareWarmUp> spare_warm_ups(const Config& c, const std::string& mode
 std::string exec_arm_module(const Config& c);
 // plotq_r_arm.so, next to confine_lib: R jobs arm the exec filter with it (sandbox/r_exec_arm.c).
 std::string r_arm_module(const Config& c);
+// plotq_r_zygote.so, next to confine_lib: the R zygote's loop (sandbox/r_zygote.cpp).
+std::string r_zygote_module(const Config& c);
+// R's own variables in an R job's environment and in the R zygote's (R_HOME, R_SHARE_DIR,
+// R_INCLUDE_DIR, R_DOC_DIR, R_LIBS_USER): the same values, so that what R derives from them at
+// start (.libPaths(), R.home()) in the zygote is what a cold job derives.
+std::vector<std::pair<std::string, std::string>> r_env(const Config& c);
 // The path is behind one of the empty tmpfs mounts every job gets (/tmp, hidden_paths, runs, locks).
 bool hidden_in_jobs(const Config& c, const std::string& path);
 

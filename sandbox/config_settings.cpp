@@ -52,7 +52,7 @@ void register_settings(Settings& s, Config& c) {
   s.add("PLOTQ_MIN_RETRY_S", &c.min_retry_s, "a launcher failure is retried once when this much time remains, seconds").range(0, 3600);
   s.add("PLOTQ_KILL_GRACE_S", &c.kill_grace_s, "after SIGKILL, wait this long before calling a job stuck, seconds").range(0.1, 3600);
   s.add("PLOTQ_SANDBOX_COLD", &c.sandbox_cold, "never use a zygote (every job starts a fresh interpreter)");
-  s.add("PLOTQ_WARM_MODES", &c.warm_modes, "job modes that get a zygote, comma separated (raw, data, plot, figure)");
+  s.add("PLOTQ_WARM_MODES", &c.warm_modes, "job modes that get a zygote, comma separated (raw, data, plot, figure, r)");
   s.add("PLOTQ_ZYGOTE_FALLBACK_COLD", &c.zygote_fallback_cold, "a job waiting for a (re)starting zygote runs cold instead");
   s.add("PLOTQ_ZYGOTE_START_TIMEOUT_S", &c.zygote_start_timeout_s, "a zygote's preload must finish within this, seconds").range(1, 3600);
   s.add("PLOTQ_ZYGOTE_MAX_RESTARTS", &c.zygote_max_restarts, "consecutive failed zygote starts before a mode goes cold for good")

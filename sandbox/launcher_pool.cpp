@@ -3,6 +3,7 @@
 #include "sandbox/launcher_state.hpp"
 
 #include <fcntl.h>
+#include <unistd.h>
 #include <cstring>
 
 #include "common/log.hpp"
@@ -12,13 +13,12 @@ namespace plotq::sandbox {
 namespace detail {
 
 std::shared_ptr<Zygote> LauncherState::zygote_for(const std::string& mode) {
-  // R jobs are cold only: there is no R zygote (zygote.py preloads Python), whatever warm_modes says.
-  if (mode == "r") return nullptr;
   auto it = zygotes.find(mode);
   if (it != zygotes.end()) return it->second;
   bool warm_mode = false;
   for (const auto& m : config.warm_modes) warm_mode = warm_mode || m == mode;
-  if (!warm_mode) return nullptr;
+  // Mode r's zygote is R (harness/rzygote.R): none on a host without R (its jobs fail cold as before).
+  if (!warm_mode || (mode == "r" && ::access(config.r_exec.c_str(), X_OK) != 0)) return nullptr;
   std::vector<std::vector<std::string>> slot_cgroups;
   for (const auto& slot : slots) slot_cgroups.push_back(slot.cgroup.procs_files());
   auto z = std::make_shared<Zygote>(io, config, mode, uids.first(), uids.size(), slot_cgroups);

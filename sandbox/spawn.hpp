@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sandbox/confine.hpp"
+#include "sandbox/fd_passing.hpp"
 
 namespace plotq::sandbox {
 
@@ -83,21 +84,11 @@ class ColdHelper {
 // is read by K (the host writes "g" once the maps are in place).
 int spawn_zygote_keeper(const ExecImage& image, int ctrl, int sync_up_w, int sync_down_r, Spawned* out);
 
-// Messages with descriptors attached (SCM_RIGHTS) on a SOCK_SEQPACKET socket. Fork-safe (no
-// allocation). send_with_fds: 0 when the whole message went, else -errno (-EIO: partial).
-// recv_with_fds: bytes received (0 with no fd = EOF) or -errno; up to max_fds descriptors
-// (O_CLOEXEC) into fds, any more are closed; *truncated when the message or its descriptors did
-// not fit. Both retry on EINTR.
-constexpr int kMaxPassFds = 4;
-int send_with_fds(int sock, const void* data, std::size_t len, const int* fds, int nfds, int flags);
-ssize_t recv_with_fds(int sock, void* buf, std::size_t cap, int flags, int* fds, int max_fds, int* nfds,
-                      bool* truncated);
 // A job handed to a zygote or a cold helper: the message plus [stdout, stderr, report, status],
 // non-blocking.
 int send_job_fds(int sock, const void* data, std::size_t len, const ChildFds& fds);
 
-// Status-socket records (both paths).
-int send_record(int sock, const char* text, int pass_fd);  // fork-safe
+// Status-socket records (both paths; send_record: fd_passing.hpp).
 struct Record {
   std::string text;
   int fd = -1;  // received fd (owned by the caller), or -1
@@ -105,7 +96,6 @@ struct Record {
 // Non-blocking receive of one record: 1 got one, 0 EOF, -EAGAIN none yet, other -errno.
 int recv_record(int sock, Record* out);
 
-int pidfd_open(pid_t pid);            // -1 on failure
 pid_t pid_of_pidfd(int pidfd);        // the pid in our namespace (from fdinfo); -1 when gone
 int pidfd_kill(int pidfd, int sig);   // 0 or -errno
 // waitid(P_PIDFD): reaps the process; 1 reaped (status = wait-style status), 0 still running

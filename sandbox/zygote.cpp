@@ -58,6 +58,46 @@ void Zygote::close_all() {
   start_timer_.cancel();
 }
 
+// zygote.py for the Python modes.
+void Zygote::python_image(ExecImage* out) const {
+  ExecImage& img = *out;
+  img.path = config_.python;
+  img.argv = {config_.python, "-I", "-B", config_.harness_dir + "/zygote.py", "--mode", mode_, "--ctl-fd", "3",
+              "--lib", config_.confine_lib};
+  if (mode_ == "raw" && !config_.raw_preload.empty()) {
+    std::string list;
+    for (const auto& m : config_.raw_preload) list += (list.empty() ? "" : ",") + m;
+    img.argv.push_back("--preload");
+    img.argv.push_back(list);
+  }
+  if (std::uint32_t n = spares_for(config_, mode_)) {
+    img.argv.push_back("--armed-spares");
+    img.argv.push_back(std::to_string(n));
+  }
+  if (!slot_cgroups_.empty()) {
+    img.argv.push_back("--slot-cgroups");
+    img.argv.push_back(nlohmann::json(slot_cgroups_).dump());
+  }
+  img.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch_, "TMPDIR=" + scratch_,
+             "MPLCONFIGDIR=" + scratch_ + "/mpl", "MPLBACKEND=Agg", "PYTHONDONTWRITEBYTECODE=1",
+             "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1",
+             "LANG=C.UTF-8", "PLOTQ_SANDBOX_MODE=" + mode_};
+}
+
+// rzygote.R for mode r: R's binary as a cold R job runs it, with R's variables as a job has them.
+// HOME is the job's (/tmp/job, which the zygote cannot reach) because R keeps the HOME it first
+// expands "~" with for the life of the process: a job must expand "~" to its own dir, as cold.
+void Zygote::r_image(ExecImage* out) const {
+  ExecImage& img = *out;
+  img.path = config_.r_exec;
+  img.argv = {config_.r_exec, "--vanilla", "--no-echo", "--no-readline", "-f", config_.harness_dir + "/rzygote.R",
+              "--args", "--ctl-fd", "3", "--lib", config_.confine_lib, "--zygote-lib", r_zygote_module(config_),
+              "--arm-lib", r_arm_module(config_)};
+  img.env = {"PATH=/usr/local/bin:/usr/bin:/bin", std::string("HOME=") + kJobDirInside, "TMPDIR=" + scratch_,
+             "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "PLOTQ_SANDBOX_MODE=r"};
+  for (const auto& [k, v] : r_env(config_)) img.env.push_back(k + "=" + v);
+}
+
 void Zygote::start() {
   if (state_ == State::starting || state_ == State::ready || state_ == State::failed) return;
   ++generation_;
@@ -87,27 +127,11 @@ void Zygote::start() {
     return fail("pipe");
   }
   ExecImage img;
-  img.path = config_.python;
-  img.argv = {config_.python, "-I", "-B", config_.harness_dir + "/zygote.py", "--mode", mode_, "--ctl-fd", "3",
-              "--lib", config_.confine_lib};
-  if (mode_ == "raw" && !config_.raw_preload.empty()) {
-    std::string list;
-    for (const auto& m : config_.raw_preload) list += (list.empty() ? "" : ",") + m;
-    img.argv.push_back("--preload");
-    img.argv.push_back(list);
+  if (mode_ == "r") {
+    r_image(&img);
+  } else {
+    python_image(&img);
   }
-  if (std::uint32_t n = spares_for(config_, mode_)) {
-    img.argv.push_back("--armed-spares");
-    img.argv.push_back(std::to_string(n));
-  }
-  if (!slot_cgroups_.empty()) {
-    img.argv.push_back("--slot-cgroups");
-    img.argv.push_back(nlohmann::json(slot_cgroups_).dump());
-  }
-  img.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch_, "TMPDIR=" + scratch_,
-             "MPLCONFIGDIR=" + scratch_ + "/mpl", "MPLBACKEND=Agg", "PYTHONDONTWRITEBYTECODE=1",
-             "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1",
-             "LANG=C.UTF-8", "PLOTQ_SANDBOX_MODE=" + mode_};
   img.seal();
   int rc = spawn_zygote_keeper(img, ctl[1], up[1], down[0], &keeper_);
   ::close(ctl[1]);

@@ -55,6 +55,8 @@ class Zygote : public std::enable_shared_from_this<Zygote> {
   double preload_s() const { return preload_s_; }
 
  private:
+  void python_image(ExecImage* img) const;
+  void r_image(ExecImage* img) const;
   void on_sync_readable();
   void on_ctl_readable();
   void on_keeper_exit();

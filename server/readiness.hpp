@@ -19,7 +19,7 @@ struct ReadyCheck {
 nlohmann::json ready_report(const std::vector<ReadyCheck>& checks, bool* ok);
 
 struct App;
-// Each sandbox mode's state: {"raw","data","plot","figure","snippet"} -> "warm" | "warming" | "off"
+// Each sandbox mode's state: {"raw","data","plot","figure","r","snippet"} -> "warm" | "warming" | "off"
 // (not started yet) | "cold" (no zygote: a fresh interpreter per job) | "disabled" (no Chromium).
 nlohmann::json mode_states(const App& app);
 

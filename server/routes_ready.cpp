@@ -80,7 +80,7 @@ nlohmann::json mode_states(const App& app) {
   std::string chromium = !app.figures ? "disabled" : app.figures->ready() ? "warm"
                                                    : app.figures->renderer_pid() ? "warming" : "off";
   nlohmann::json modes = nlohmann::json::object();
-  for (const char* m : {"raw", "data", "plot", "figure"}) modes[m] = state(m);
+  for (const char* m : {"raw", "data", "plot", "figure", "r"}) modes[m] = state(m);
   // A figure is its plot step (the figure zygote) and its draw (Chromium).
   if (modes["figure"] == "warm" && chromium != "warm") modes["figure"] = chromium == "disabled" ? "disabled" : "warming";
   modes["snippet"] = chromium;  // JavaScript snippets need Chromium only

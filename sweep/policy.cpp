@@ -11,6 +11,9 @@ PendingWork pending_work(const std::vector<SweepFile>& pending) {
   PendingWork w;
   w.any_plot = std::any_of(pending.begin(), pending.end(),
                            [](const SweepFile& f) { return render_mode(f.library) == RenderMode::plot; });
+  w.any_r = std::any_of(pending.begin(), pending.end(), [](const SweepFile& f) {
+    return find_library(f.library) && render_mode(f.library) == RenderMode::r;
+  });
   w.figure_files = static_cast<std::size_t>(std::count_if(pending.begin(), pending.end(), [](const SweepFile& f) {
     return find_library(f.library) && render_mode(f.library) == RenderMode::figure;
   }));
@@ -28,6 +31,7 @@ void apply_sandbox_policy(sandbox::Config& config, const PendingWork& work, cons
     config.warm_modes.clear();
     if (work.any_plot) config.warm_modes.push_back("plot");
     if (work.figure_files > 0) config.warm_modes.push_back("figure");
+    if (work.any_r) config.warm_modes.push_back("r");
   }
 }
 

@@ -11,12 +11,13 @@
 
 namespace plotq::runs {
 
-// What the pending files need: a plot zygote, and Chromium for the figure-mode libraries of the
+// What the pending files need: a plot zygote, the R zygote, and Chromium for the figure-mode libraries of the
 // table (plotly, bokeh). Chromium is started only when a pending file needs it.
 struct PendingWork {
   bool any_plot = false;
   std::size_t figure_files = 0;   // Python figure mode (plotly, bokeh): the warm "figure" zygote
   std::size_t browser_files = 0;  // figure + JavaScript snippet files: everything Chromium draws
+  bool any_r = false;             // R files: the warm "r" zygote (harness/rzygote.R)
 };
 PendingWork pending_work(const std::vector<SweepFile>& pending);
 

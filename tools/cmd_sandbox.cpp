@@ -2,11 +2,13 @@
 //   plotq sandbox check
 //       prints the active layers and the runtime (its id and each package's version) as JSON;
 //       exit 1 when a required layer is missing or the runtime's manifest cannot be read.
-//   plotq sandbox run FILE [--mode raw|data|plot|r] [--timeout S] [--cold] [--theme light|dark]
+//   plotq sandbox run FILE [--mode raw|data|plot|r] [--timeout S] [--cold] [--theme light|dark] [--repeat N]
 //                          [--save DIR]
 //       runs FILE through the launcher and prints the JobResult as one JSON object; exit 0 only
 //       when the job itself succeeded (reason ok). --save writes the collected outputs to DIR.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -34,7 +36,8 @@ namespace {
 int sandbox_usage() {
   std::fprintf(stderr,
                "usage: plotq sandbox check\n"
-               "       plotq sandbox run FILE [--mode raw|data|plot|r] [--timeout S] [--cold] [--theme light|dark] [--save DIR]\n");
+               "       plotq sandbox run FILE [--mode raw|data|plot|r] [--timeout S] [--cold] [--theme light|dark] [--save DIR]\n"
+               "                                      [--repeat N: N runs on one launcher, one JSON line each]\n");
   return 2;
 }
 
@@ -60,8 +63,11 @@ int sandbox_run(Args args) {
   std::string timeout = take_option(args, "--timeout");
   std::string theme = take_option(args, "--theme");
   std::string save = take_option(args, "--save");
+  std::string repeat_s = take_option(args, "--repeat");
   bool cold = take_flag(args, "--cold");
   if (args.size() != 1) return sandbox_usage();
+  long repeat = repeat_s.empty() ? 1 : std::strtol(repeat_s.c_str(), nullptr, 10);
+  if (repeat < 1 || repeat > 1000) return sandbox_usage();
   if (mode.empty()) mode = "raw";
   if (mode != "raw" && mode != "data" && mode != "plot" && mode != "r") return sandbox_usage();
   std::ifstream in(args[0], std::ios::binary);
@@ -99,14 +105,27 @@ int sandbox_run(Args args) {
   sandbox::JobResult result;
   {
     sandbox::Launcher launcher(io, sandbox::config_from_env());
-    launcher.run(spec, [&](sandbox::JobResult r) {
-      result = std::move(r);
-      io.stop();  // the zygotes keep the loop busy
-    });
-    io.run();
+    if (repeat > 1 && !cold) {
+      // Warm runs measured as a server's: the zygote ready before the first (bench/r_bench.py).
+      launcher.prewarm(mode);
+      auto until = std::chrono::steady_clock::now() +
+                   std::chrono::duration<double>(launcher.config().zygote_start_timeout_s);
+      while (!launcher.zygote_ready(mode) && std::chrono::steady_clock::now() < until) {
+        if (io.stopped()) io.restart();  // it stops whenever it runs out of work
+        io.run_for(std::chrono::milliseconds(20));
+      }
+    }
+    for (long i = 0; i < repeat; ++i) {
+      io.restart();
+      launcher.run(spec, [&](sandbox::JobResult r) {
+        result = std::move(r);
+        io.stop();  // the zygotes keep the loop busy
+      });
+      io.run();
+      std::printf("%s\n", sandbox::to_json(result).dump().c_str());
+      std::fflush(stdout);
+    }
   }
-  nlohmann::json j = sandbox::to_json(result);
-  std::printf("%s\n", j.dump().c_str());
   if (!save.empty()) {
     for (const auto& [name, bytes] : result.outputs) {
       std::ofstream out(save + "/" + name, std::ios::binary);

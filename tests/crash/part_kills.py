@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """Kill one part of a running plotqd at a time while work runs (issue 16, section 1): a sandbox
-job, the data zygote, the Chromium of the figure renderer. Each time the request in flight is
-answered (never left hanging) with a clear error, or drawn again by a restarted part; plotqd stays
-up, the part comes back, and the next job of the same kind succeeds.
+job, the data zygote, the R zygote (harness/rzygote.R), the Chromium of the figure renderer. Each
+time the request in flight is answered (never left hanging) with a clear error, or drawn again by a
+restarted part; plotqd stays up, the part comes back, and the next job of the same kind succeeds.
 
-  part_kills.py PLOTQD --part job|zygote|chromium [--keep DIR]
+  part_kills.py PLOTQD --part job|zygote|rzygote|chromium [--keep DIR]
 
-Prints PLOTQ-SKIP (ctest: skipped) when the part cannot run here: no sandbox, or no Chromium.
+Prints PLOTQ-SKIP (ctest: skipped) when the part cannot run here: no sandbox, no R, or no Chromium.
 """
 import argparse
 import os
@@ -25,6 +25,12 @@ from workload import PLOTLY, data_code  # noqa: E402
 
 # Runs until killed (well inside its timeout), in plain Python: the data profile admits no sleep.
 BUSY = "import pandas as pd\ntotal = 0\nfor i in range(10 ** 9):\n    total += i\ndf = pd.DataFrame({'t': [total]})\n"
+# An R plot that spins until killed (well inside its timeout), and one that renders.
+R_BUSY = "library(ggplot2)\nrepeat {}\n"
+R_PLAIN = ("library(ggplot2)\np <- ggplot(data.frame(x = 1:3, y = c(2, 1, 3)), aes(x, y)) + geom_point()\n"
+           "ggsave(sprintf(\"plot-%s.png\", Sys.getenv(\"ANYPLOT_THEME\")), plot = p, device = ragg::agg_png, "
+           "width = 4, height = 3, units = \"in\", dpi = 100)\n")
+R_BINARY = "/usr/lib/R/bin/exec/R"
 # A figure with enough points that Chromium is still drawing when it is killed.
 BIG_PLOTLY = ("import plotly.graph_objects as go\nfig = go.Figure(go.Scatter(x=list(range(60000)), "
               "y=[(i * 7919) % 1000 for i in range(60000)], mode='markers'))\nfig.show()\n")
@@ -85,6 +91,8 @@ PART_METRICS = {
     "job": {'plotq_zygote_exits_total{mode="data"}': 0, 'plotq_zygote_starts_total{mode="data"}': 0,
             'plotq_sandbox_runs_total{kind="data",library="none",outcome="crashed"}': 1},
     "zygote": {'plotq_zygote_exits_total{mode="data"}': 1, 'plotq_zygote_starts_total{mode="data"}': 1},
+    "rzygote": {'plotq_zygote_exits_total{mode="r"}': 1, 'plotq_zygote_starts_total{mode="r"}': 1,
+                'plotq_zygote_exits_total{mode="data"}': 0},
     "chromium": {"plotq_chromium_exits_total": 1, "plotq_chromium_starts_total": 1},
 }
 
@@ -155,6 +163,37 @@ def kill_zygote(d, fail, job_id, quick_data):
         fail.append("zygote: no new zygote came up after the next jobs")
 
 
+def r_zygotes(d, depth):
+    return [p for p in zygotes(d) if "rzygote.R" in p["cmd"] and (p["depth"] >= 3 if depth == 3 else p["depth"] == depth)]
+
+
+def kill_rzygote(d, fail, job_id, quick_r):
+    """The R zygote while its job spins: the job goes with it (answered as a Python zygote's job
+    is), a new R zygote comes, the next R render succeeds."""
+    call = Call(d.port, "/render", {"job_id": job_id("rbusy"), "source": R_BUSY, "library": "ggplot2", "language": "r",
+                                    "themes": ["light"], "timeout_s": 25})
+    call.start()
+    end = time.monotonic() + 30
+    while not r_zygotes(d, 3) and time.monotonic() < end:
+        time.sleep(0.05)  # a poll's pace
+    top = r_zygotes(d, 2)
+    if not r_zygotes(d, 3) or not top:
+        fail.append("rzygote: no R job forked from an R zygote found")
+        return
+    time.sleep(0.5)  # into the plot (its entry reported)
+    os.kill(top[0]["pid"], signal.SIGKILL)
+    call.join(60)
+    print("parts: R zygote %d killed -> %r" % (top[0]["pid"], (call.result[0], str(call.result[1])[:200])))
+    if call.result is None or not clear_failure(*call.result):
+        fail.append("rzygote: its job was not answered with a clear error: %r" % (call.result,))
+    for _ in range(2):  # the first may run cold, if sent before the zygote's exit is noticed
+        quick_r("rzygote")
+        if d.wait_log("zygote_ready", 1, lambda ev: ev.get("mode") == "r" and ev.get("pid") != top[0]["pid"]):
+            break
+    if not d.wait_log("zygote_ready", 60, lambda ev: ev.get("mode") == "r" and ev.get("pid") != top[0]["pid"]):
+        fail.append("rzygote: no new R zygote came up after the next renders")
+
+
 def kill_chromium(d, fail, job_id, plotly):
     """Chromium while it draws a figure: answered, a fresh renderer draws the next one."""
     call = Call(d.port, "/render", {"job_id": job_id("big"), "source": BIG_PLOTLY, "library": "plotly",
@@ -180,7 +219,7 @@ def kill_chromium(d, fail, job_id, plotly):
     plotly("chromium")
 
 
-def kill_part(d, part, fail, job_id, quick_data, plotly):
+def kill_part(d, part, fail, job_id, quick_data, plotly, quick_r):
     """Kills `part` while work runs and checks what follows (fail grows); returns why the part
     cannot be checked here, or None."""
     # A job killed under the zygote needs the zygote: before it is ready, jobs run cold (a loaded
@@ -188,6 +227,11 @@ def kill_part(d, part, fail, job_id, quick_data, plotly):
     if part in ("job", "zygote") and d.wait_log("zygote_ready", 180, lambda ev: ev.get("mode") == "data") is None:
         fail.append("the data zygote never said it was ready")
         return None
+    if part == "rzygote":
+        quick_r("warm-up")  # waits for the R zygote (its first job starts it)
+        if d.wait_log("zygote_ready", 120, lambda ev: ev.get("mode") == "r") is None:
+            fail.append("the R zygote never said it was ready")
+            return None
     if part == "chromium":
         plotly("warm-up")  # the renderer is up before the scrape: its start is not the kill's
     before = scrape(d)
@@ -195,6 +239,8 @@ def kill_part(d, part, fail, job_id, quick_data, plotly):
         kill_job(d, fail, job_id, quick_data)
     elif part == "zygote":
         kill_zygote(d, fail, job_id, quick_data)
+    elif part == "rzygote":
+        kill_rzygote(d, fail, job_id, quick_r)
     elif d.events("figures_unavailable"):
         return "no figure renderer here: %s" % d.events("figures_unavailable")[0].get("reason")
     else:
@@ -210,13 +256,19 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # plotqd is stopped on the way out
     ap = argparse.ArgumentParser()
     ap.add_argument("plotqd")
-    ap.add_argument("--part", choices=["job", "zygote", "chromium"], required=True)
+    ap.add_argument("--part", choices=["job", "zygote", "rzygote", "chromium"], required=True)
     ap.add_argument("--keep")
     args = ap.parse_args()
     work = args.keep or tempfile.mkdtemp(prefix="plotq-parts-")
     os.makedirs(work, exist_ok=True)
     os.chmod(work, 0o711)  # the figure renderer's dir is made here: Chromium's uid must reach it
-    env = {"PLOTQ_RUNS_PER_MINUTE": "100000", "PLOTQ_WARM_MODES": "data", "PLOTQ_SLOTS": "2",
+    manifest = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            "runtime", "r", "plotq-r-runtime.json")
+    if args.part == "rzygote" and not (os.path.exists(R_BINARY) and os.path.exists(manifest)):
+        print("PLOTQ-SKIP: no R here (%s) or no R runtime manifest (%s); tools/setup.sh installs both" % (R_BINARY, manifest))
+        return 0
+    warm = "data,r" if args.part == "rzygote" else "data"
+    env = {"PLOTQ_RUNS_PER_MINUTE": "100000", "PLOTQ_WARM_MODES": warm, "PLOTQ_SLOTS": "2",
            "PLOTQ_FIGURE_TMP_ROOT": work}
     d = Plotqd(args.plotqd, os.path.join(work, "plotq.db"), os.path.join(work, "plotqd.log"), env).start()
     fail = []
@@ -243,12 +295,20 @@ def main():
         if status != 200 or out.get("reason") is not None or out.get("width") is None:
             fail.append("%s: the next plotly render did not succeed: %d %r" % (why, status, str(body)[:200]))
 
+    def quick_r(why):
+        status, body = request(d.port, "POST", "/render", {"job_id": job_id("r"), "source": R_PLAIN, "library": "ggplot2",
+                                                           "language": "r", "themes": ["light"], "timeout_s": 60},
+                               user="svc", timeout=180)
+        out = body.get("outputs", {}).get("light", {}) if isinstance(body, dict) else {}
+        if status != 200 or out.get("reason") is not None or out.get("width") is None:
+            fail.append("%s: the next R render did not succeed: %d %r" % (why, status, str(body)[:300]))
+
     try:
         if not d.wait_log("sandbox", 5, lambda ev: ev.get("ready") is True):
             print("PLOTQ-SKIP: the sandbox cannot run here (plotqd --check-sandbox)")
             return 0
         quick_data("start")
-        skip = kill_part(d, args.part, fail, job_id, quick_data, plotly)
+        skip = kill_part(d, args.part, fail, job_id, quick_data, plotly, quick_r)
         if skip:
             print("PLOTQ-SKIP: " + skip)
             return 0

@@ -37,8 +37,8 @@ def all_procs():
 def part_of(p):
     """zygote | node | chromium | job | helper | keeper | other, from the command line."""
     cmd = p.get("cmd", "")
-    if "zygote.py" in cmd:
-        return "zygote"
+    if "zygote.py" in cmd or "rzygote.R" in cmd:
+        return "zygote"  # a job forked from it shows the zygote's command line too (deeper)
     if p["comm"] == "node" or "renderer.mjs" in cmd:
         return "node"  # before chromium: its arguments name the Chromium binary
     if "chrom" in p["comm"]:

@@ -27,12 +27,19 @@ def skip_without_r():
         sys.exit(0)
 
 
+def r_cold():
+    """PLOTQ_TEST_R_COLD=1: the tests' plotqd runs R jobs cold (no R zygote), else warm (the default)."""
+    return os.environ.get("PLOTQ_TEST_R_COLD") == "1"
+
+
 def start_plotqd(binary, env=None):
     """A plotqd on its own SQLite file in a fresh temp dir; returns (plotqd, temp dir)."""
     tmp = tempfile.mkdtemp(prefix="plotq-rtest-")
     # Renders back to back: the slot's start rate (PLOTQ_RUNS_PER_MINUTE, 1 by default) is not
     # what these tests measure.
     env = dict({"PLOTQ_RUNS_PER_MINUTE": "100000"}, **(env or {}))
+    if r_cold():  # every warm mode but r
+        env["PLOTQ_WARM_MODES"] = "raw,data,plot,figure"
     d = Plotqd(binary, os.path.join(tmp, "plotq.db"), os.path.join(tmp, "plotqd.log"), env=env)
     d.start(timeout=120)
     return d, tmp

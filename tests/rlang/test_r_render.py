@@ -10,7 +10,8 @@ import glob
 import os
 import sys
 
-from rtest_util import SOURCE, Checks, dump, off_background_share, render, request, skip_without_r, start_plotqd, theme_png
+from rtest_util import (SOURCE, Checks, dump, off_background_share, r_cold, render, request, skip_without_r, start_plotqd,
+                        theme_png)
 from plotq_client import Stream, new_session, read_to_done  # noqa: E402 (rtest_util puts tests/crash on the path)
 
 CAT = os.path.join(SOURCE, "tests", "catalogue", "plots")
@@ -98,6 +99,12 @@ def main():
         # The language must match the library: an R file named python is refused.
         status, ans = render(d.port, "r-mismatch", "library(ggplot2)\n", language="python")
         check(status == 422 and ans.get("detail") == "invalid_library", "r library with language python: %s %s" % (status, dump(ans)[:200]))
+        # The path these renders took: forks of the R zygote by default, fresh R processes with
+        # PLOTQ_TEST_R_COLD=1 (rtest_util.start_plotqd). The first may wait for the zygote: still warm.
+        r_jobs = [ev for ev in d.events("sandbox_job") if ev.get("mode") == "r"]
+        want = not r_cold()
+        check(r_jobs and all(ev.get("warm") is want for ev in r_jobs),
+              "every R job ran %s: %s" % ("warm" if want else "cold", [ev.get("warm") for ev in r_jobs]))
     finally:
         d.stop()
     # The ledger books R renders with the R runtime's id (read from the store after plotqd stopped).

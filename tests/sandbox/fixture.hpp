@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -87,6 +88,18 @@ inline bool eventually(const std::function<bool()>& pred, int ms = 2000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return true;
+}
+
+// A job's "key value" lines (what it printed of itself) as a map.
+inline std::map<std::string, std::string> lines_of(const std::string& out) {
+  std::map<std::string, std::string> m;
+  std::istringstream is(out);
+  std::string line;
+  while (std::getline(is, line)) {
+    auto sp = line.find(' ');
+    if (sp != std::string::npos) m[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  return m;
 }
 
 inline std::string read_file(const std::string& path) {

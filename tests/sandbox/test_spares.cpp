@@ -36,17 +36,6 @@ show("hostname", os.uname().nodename)
 show("tmp", sorted(os.listdir("/tmp")))
 )";
 
-std::map<std::string, std::string> lines_of(const std::string& out) {
-  std::map<std::string, std::string> m;
-  std::istringstream is(out);
-  std::string line;
-  while (std::getline(is, line)) {
-    auto sp = line.find(' ');
-    if (sp != std::string::npos) m[line.substr(0, sp)] = line.substr(sp + 1);
-  }
-  return m;
-}
-
 // Waits until the mode's spares are forked (their zygote named their pids).
 void wait_spares(Sandbox& box, std::size_t n) {
   box.drive([&] { return box.launcher->spare_pids().size() >= n; }, 20000);

@@ -156,6 +156,9 @@ TEST_CASE("sweep policy: the launcher warms what the files need unless the opera
   sandbox::Config e;
   apply_sandbox_policy(e, {false, 0}, "/var/db", {});
   CHECK(e.warm_modes.empty());
+  sandbox::Config r;  // R files: the R zygote
+  apply_sandbox_policy(r, {true, 0, 0, true}, "/var/db", {});
+  CHECK(r.warm_modes == std::vector<std::string>{"plot", "r"});
   sandbox::Config chosen;
   chosen.sandbox_nice = 7;
   chosen.warm_modes = {"raw"};

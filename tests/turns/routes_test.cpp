@@ -127,7 +127,7 @@ TEST_CASE("GET /v1/status: waiting, in_flight, holder_age_s, capacity, slots, th
   // Which sandbox modes are warm and how many armed spares wait: nothing started yet here.
   REQUIRE(st.contains("modes"));
   REQUIRE(st.contains("spares"));
-  for (const char* m : {"raw", "data", "plot", "figure", "snippet"}) {
+  for (const char* m : {"raw", "data", "plot", "figure", "r", "snippet"}) {
     INFO(m);
     REQUIRE(st["modes"].contains(m));
     const std::string state = st["modes"][m];
