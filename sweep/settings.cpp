@@ -22,7 +22,7 @@ BareConfig bare_config_from_env() {
   // read through its registry: the same defaults, the same refusals.
   sandbox::Config sandbox = load_from_env<sandbox::Config>(sandbox::register_settings);
   c.python = sandbox.python;
-  if (!sandbox.harness_dir.empty()) c.harness_dir = sandbox.harness_dir;
+  c.harness_dir = sandbox.harness_dir;  // "" in both: <PLOTQ_HOME>/sandbox/harness
   return c;
 }
 
