@@ -92,7 +92,7 @@ double render_one(boost::asio::io_context& io, runs::Renderer& r, const runs::Re
   }
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   *out = result.outputs.begin()->second;
-  if (out->outcome != "ok" || !out->png || !runs::png_size(*out->png) || !runs::canvas_ok(out->width, out->height))
+  if (out->outcome != runs::Outcome::ok || !out->png || !runs::png_size(*out->png) || !runs::canvas_ok(out->width, out->height))
     return -1;
   return ms;
 }
@@ -301,7 +301,7 @@ int main(int argc, char** argv) {
         if (spaced) wait_renderer_idle(io, figures);
         double ms = render_one(io, renderer, req, &run);
         if (ms < 0) {
-          if (++failures == 1) std::fprintf(stderr, "%s: %s %s\n", name, run.outcome.c_str(), run.message.c_str());
+          if (++failures == 1) std::fprintf(stderr, "%s: %s %s\n", name, std::string(runs::to_string(run.outcome)).c_str(), run.message.c_str());
           continue;
         }
         total.push_back(ms);

@@ -31,9 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!csv.empty()) job.outputs["out.csv"] = csv;
 
   runs::DataRunResult r = runs::interpret_data_job(std::move(job));
-  PLOTQ_FUZZ_CHECK(!r.outcome.empty());
-  PLOTQ_FUZZ_CHECK(r.csv_text.has_value() == (r.outcome == "ok"));
-  nlohmann::json answer = {{"reason", r.outcome}, {"csv_text", r.csv_text ? *r.csv_text : ""},
+  PLOTQ_FUZZ_CHECK(static_cast<std::size_t>(r.outcome) < runs::kOutcomeCount);
+  PLOTQ_FUZZ_CHECK(r.csv_text.has_value() == (r.outcome == runs::Outcome::ok));
+  nlohmann::json answer = {{"reason", runs::to_string(r.outcome)}, {"csv_text", r.csv_text ? *r.csv_text : ""},
                            {"error_class", r.error_class.value_or("")}, {"rule", r.refusal_rule.value_or("")},
                            {"stderr_tail", runs::describe(r)}};
   for (const auto& f : r.findings) answer["findings"].push_back({{"code", f.code}, {"message", f.message}});

@@ -27,9 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)runs::canvas_of(size_wh->first, size_wh->second);
   }
   runs::ThemeRun r = runs::interpret_render_job(std::move(job), mode, "light");
-  PLOTQ_FUZZ_CHECK(!r.outcome.empty() && !r.message.empty());
-  if (r.outcome == "ok" && mode == "plot") PLOTQ_FUZZ_CHECK(r.png && r.width > 0 && r.height > 0);
-  if (r.outcome != "ok") PLOTQ_FUZZ_CHECK(!r.png && r.job.outputs.empty());
+  PLOTQ_FUZZ_CHECK(static_cast<std::size_t>(r.outcome) < runs::kOutcomeCount && !r.message.empty());
+  if (r.outcome == runs::Outcome::ok && mode == "plot") PLOTQ_FUZZ_CHECK(r.png && r.width > 0 && r.height > 0);
+  if (r.outcome != runs::Outcome::ok) PLOTQ_FUZZ_CHECK(!r.png && r.job.outputs.empty());
   if (r.error_class) PLOTQ_FUZZ_CHECK(r.error_class->size() <= 80);
   return 0;
 }

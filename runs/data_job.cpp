@@ -57,7 +57,7 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
   };
   // The sandbox's verdict comes first: a stop by the host, a crash, a refused layer.
   if (job.reason != sandbox::Reason::ok && job.reason != sandbox::Reason::nonzero_exit) {
-    r.outcome = sandbox::to_string(job.reason);
+    r.outcome = outcome_named(sandbox::to_string(job.reason));
     r.job = std::move(job);
     return r;
   }
@@ -69,15 +69,15 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
   // A reason outside the outcome table, or one of the host's, is not one the harness writes: the
   // child's own text would otherwise become the answer's reason and the ledger's outcome (an empty
   // one was found by fuzz/data_records).
-  if (!rec.is_object() || !rec_exit || !rec_reason || *rec_exit != exit_code || !known_outcome(*rec_reason) ||
-      outcome(*rec_reason).host) {
+  const std::optional<Outcome> said = rec_reason ? parse_outcome(*rec_reason) : std::nullopt;
+  if (!rec.is_object() || !rec_exit || !said || *rec_exit != exit_code || outcome_row(*said).host) {
     // No record, or one that disagrees with the process: the snippet ended the process itself
     // (os._exit, a signal) or tampered with the harness. Never success.
-    r.outcome = "harness_error";
+    r.outcome = Outcome::harness_error;
     r.job = std::move(job);
     return r;
   }
-  r.outcome = *rec_reason;
+  r.outcome = *said;
   if (rec.contains("error") && rec["error"].is_object()) {
     auto cls = str_field(rec["error"], "class");
     if (cls && plain_class_name(*cls)) r.error_class = cls;
@@ -88,28 +88,28 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
   if (auto m = num_field(rec, "measured")) r.measured = m;
   if (auto l = num_field(rec, "limit")) r.limit = l;
 
-  if (exit_code == 0 && r.outcome == "ok") {
+  if (exit_code == 0 && r.outcome == Outcome::ok) {
     const std::string* csv = output(kOut);
     auto digest = str_field(rec, "sha256");
     // The harness writes UTF-8; other bytes mean the records were tampered with, and would make
     // /run-data's answer unwritable (found by fuzz/data_records).
     if (!csv || !digest || sha256_hex(*csv) != *digest || !table::valid_utf8(*csv)) {
-      r.outcome = "harness_error";
+      r.outcome = Outcome::harness_error;
     } else {
       r.csv_text = *csv;
       r.rows = int_field(rec, "rows");
       r.columns = int_field(rec, "columns");
     }
-  } else if (r.outcome == "ok") {
-    r.outcome = "harness_error";  // exit code and record disagree about success
+  } else if (r.outcome == Outcome::ok) {
+    r.outcome = Outcome::harness_error;  // exit code and record disagree about success
   }
-  if (r.outcome == "validation") {
+  if (r.outcome == Outcome::validation) {
     // The harness writes validation.json whenever it exits for validation: without a readable one
     // the records disagree, like a result.json that is missing or does not parse.
     const std::string* text = output(kValidation);
     nlohmann::json v = text ? parse_record(*text) : nlohmann::json();
     if (!v.is_object() || !v.contains("findings") || !v["findings"].is_array()) {
-      r.outcome = "harness_error";
+      r.outcome = Outcome::harness_error;
     } else {
       for (const auto& f : v["findings"]) {
         auto code = str_field(f, "code");
@@ -124,33 +124,32 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
 }
 
 std::string describe(const DataRunResult& r) {
-  const std::string& o = r.outcome;
+  const Outcome o = r.outcome;
   auto at_line = [&] { return r.error_line ? " at line " + std::to_string(*r.error_line) : std::string(); };
-  if (o == "ok")
+  if (o == Outcome::ok)
     return "The code made a table of " + std::to_string(r.rows.value_or(0)) + " rows and " +
            std::to_string(r.columns.value_or(0)) + " columns.";
-  if (o == "validation") {
+  if (o == Outcome::validation) {
     std::string s = "The code was not run: it breaks " + std::to_string(r.findings.size()) +
                     (r.findings.size() == 1 ? " rule" : " rules") + " for data code";
     if (!r.findings.empty())
       s += " (first: " + r.findings.front().code + " at line " + std::to_string(r.findings.front().line) + ")";
     return s + ".";
   }
-  if (o == "guard_refused")
+  if (o == Outcome::guard_refused)
     return "The code tried something data code may not do (" + r.refusal_rule.value_or("refused") + ")" +
            at_line() + ", so the run was stopped.";
-  if (o == "snippet_error")
+  if (o == Outcome::snippet_error)
     return "The code raised " + r.error_class.value_or("an error") + at_line() + ".";
   // The table's caps, as the job had them.
   const table::Caps caps;
-  if (o == "too_many_rows") return "The table has more than " + grouped(caps.max_rows) + " rows.";
-  if (o == "too_many_columns") return "The table has more than " + grouped(caps.max_columns) + " columns.";
-  if (o == "too_large") return "The table is larger than " + size_text(caps.max_bytes) + " as CSV.";
-  if (o == "cell_too_long")
+  if (o == Outcome::too_many_rows) return "The table has more than " + grouped(caps.max_rows) + " rows.";
+  if (o == Outcome::too_many_columns) return "The table has more than " + grouped(caps.max_columns) + " columns.";
+  if (o == Outcome::too_large) return "The table is larger than " + size_text(caps.max_bytes) + " as CSV.";
+  if (o == Outcome::cell_too_long)
     return "A cell or column name is longer than " + grouped(caps.max_cell_chars) + " characters.";
   // Everything else says what the outcome table says (runs/outcome.cpp).
-  if (o == "unknown" || !known_outcome(o)) return "The run failed (" + o + ").";
-  return std::string(outcome(o).sentence);
+  return std::string(outcome_row(o).sentence);
 }
 
 }  // namespace plotq::runs

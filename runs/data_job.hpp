@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runs/outcome.hpp"
 #include "sandbox/job.hpp"
 #include "table/table.hpp"
 
@@ -33,12 +34,10 @@ struct Finding {
 
 struct DataRunResult {
   sandbox::JobResult job;
-  // "ok", a harness reason (validation, guard_refused, snippet_error, snippet_exit, no_df,
-  // not_dataframe, multiindex_columns, too_many_rows, too_many_columns, too_large, cell_too_long,
-  // cell_type, empty_table, duplicate_columns, internal_error), or a sandbox reason (timeout,
-  // memory, cpu, disk, files, cancelled, launcher, output_*, exec_denied, ...), or
-  // harness_error when the records contradict the process.
-  std::string outcome = "ok";
+  // ok, a harness reason (validation, guard_refused, snippet_error, ..., the table caps' reasons,
+  // internal_error), a sandbox reason (timeout, memory, cpu, disk, files, cancelled, launcher,
+  // output_*, exec_denied, ...), or harness_error when the records contradict the process.
+  Outcome outcome = Outcome::ok;
   std::optional<std::string> csv_text;  // only when outcome == ok
   std::optional<std::string> error_class;
   std::optional<int> error_line;

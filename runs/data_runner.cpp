@@ -46,7 +46,7 @@ sandbox::JobHandle run_data_job(sandbox::Launcher& launcher, store::Exec& store,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - ledger_start).count();
           const auto& t = done->result.job.timings;
           log_event("data_run", {{"job_id", who.job_id},
-                                 {"outcome", done->result.outcome},
+                                 {"outcome", to_string(done->result.outcome)},
                                  {"exit_code", done->result.job.exit_code ? nlohmann::json(*done->result.job.exit_code)
                                                                           : nlohmann::json(nullptr)},
                                  {"wall_s", done->result.job.wall_s},

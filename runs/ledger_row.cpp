@@ -11,8 +11,7 @@
 namespace plotq::runs {
 
 store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sandbox::JobResult& job,
-                              const std::string& outcome, double slot_wait_s,
-                              std::optional<std::string> theme) {
+                              Outcome outcome, double slot_wait_s, std::optional<std::string> theme) {
   store::LedgerEntry e;
   e.job_id = who.job_id;
   e.kind = kind;
@@ -32,27 +31,28 @@ store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sand
   e.limit = job.limit;
   if (job.max_rss_mb > 0) e.max_rss_mb = job.max_rss_mb;
   e.attempts = job.attempts > 0 ? job.attempts : 1;
-  if (outcome == "ok") {
+  const std::string name(to_string(outcome));
+  if (outcome == Outcome::ok) {
     e.outcome = store::RunOutcome::ok;
-  } else if (runs::outcome(outcome).refusal) {
+  } else if (outcome_row(outcome).refusal) {
     e.outcome = store::RunOutcome::refused;
-    e.refusal_code = outcome;
-    e.reason = outcome;
+    e.refusal_code = name;
+    e.reason = name;
   } else {
     e.outcome = store::RunOutcome::failed;
-    e.reason = outcome;
+    e.reason = name;
   }
   return e;
 }
 
-store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std::string& code,
-                               double slot_wait_s, std::optional<std::string> theme) {
+store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, Outcome code, double slot_wait_s,
+                               std::optional<std::string> theme) {
   sandbox::JobResult none;
   none.attempts = 0;
   store::LedgerEntry e = ledger_row(who, kind, none, code, slot_wait_s, std::move(theme));
   e.outcome = store::RunOutcome::refused;
-  e.refusal_code = code;
-  e.reason = code;
+  e.refusal_code = std::string(to_string(code));
+  e.reason = e.refusal_code;
   e.attempts = 1;
   return e;
 }
@@ -61,10 +61,10 @@ void book_render_rows(store::Exec& store, const RunWho& who, const RenderResult&
                       std::function<void(store::Db&)> keep, std::function<void(bool)> then) {
   auto rows = std::make_shared<std::vector<store::LedgerEntry>>();
   for (const auto& [theme, run] : result.outputs) {
-    store::LedgerEntry e = run.job.attempts == 0 && run.outcome != "ok"
+    store::LedgerEntry e = run.job.attempts == 0 && run.outcome != Outcome::ok
                                ? refused_row(who, store::RunKind::render, run.outcome, slot_wait_s, theme)
                                : ledger_row(who, store::RunKind::render, run.job, run.outcome, slot_wait_s, theme);
-    if (run.outcome != "ok" && !outcome(run.outcome).refusal) {
+    if (run.outcome != Outcome::ok && !outcome_row(run.outcome).refusal) {
       e.measured = run.measured ? run.measured : e.measured;
       e.limit = run.limit ? run.limit : e.limit;
     }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "runs/outcome.hpp"
 #include "sandbox/job.hpp"
 #include "store/exec.hpp"
 #include "store/ledger.hpp"
@@ -22,15 +23,14 @@ struct RunWho {
   std::string library;
 };
 
-// outcome: "ok" -> ok; a refusal before or instead of running (validation, guard_refused,
+// outcome: ok -> ok; a refusal before or instead of running (validation, guard_refused,
 // exec_denied, sandbox_unavailable, low_memory) -> refused with that code; anything else -> failed.
 store::LedgerEntry ledger_row(const RunWho& who, store::RunKind kind, const sandbox::JobResult& job,
-                              const std::string& outcome, double slot_wait_s,
-                              std::optional<std::string> theme = std::nullopt);
+                              Outcome outcome, double slot_wait_s, std::optional<std::string> theme = std::nullopt);
 
 // A run refused before any sandbox started (quota, capacity, runtime missing): still a ledger row.
-store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, const std::string& code,
-                               double slot_wait_s = 0, std::optional<std::string> theme = std::nullopt);
+store::LedgerEntry refused_row(const RunWho& who, store::RunKind kind, Outcome code, double slot_wait_s = 0,
+                               std::optional<std::string> theme = std::nullopt);
 
 }  // namespace plotq::runs
 

@@ -14,16 +14,16 @@ const Library* library_for_stem(std::string_view stem) {
   return find_library(stem);
 }
 
-std::string library_support(std::string_view library, const std::map<std::string, std::string>& packages,
-                            bool figures_available) {
+Outcome library_support(std::string_view library, const std::map<std::string, std::string>& packages,
+                        bool figures_available) {
   const Library* l = find_library(library);
-  if (!l) return "invalid_library";
-  if (l->mode == RenderMode::none) return "runtime_unavailable";
+  if (!l) return Outcome::invalid_library;
+  if (l->mode == RenderMode::none) return Outcome::runtime_unavailable;
   for (std::string_view p : l->packages)
-    if (!p.empty() && packages.find(std::string(p)) == packages.end()) return "runtime_unavailable";
+    if (!p.empty() && packages.find(std::string(p)) == packages.end()) return Outcome::runtime_unavailable;
   bool drawn_by_chromium = l->mode == RenderMode::figure || l->mode == RenderMode::snippet;
-  if (drawn_by_chromium && !figures_available) return "runtime_unavailable";
-  return "ok";
+  if (drawn_by_chromium && !figures_available) return Outcome::runtime_unavailable;
+  return Outcome::ok;
 }
 
 }  // namespace plotq::runs

@@ -5,6 +5,8 @@
 // figure's JSON, the host's Chromium draws it) or snippet (JavaScript: no Python sandbox at all, the
 // snippet is drawn in a locked page of the host's Chromium with its library from runtime/js).
 #pragma once
+#include "runs/outcome.hpp"
+
 #include <array>
 #include <map>
 #include <string>
@@ -64,11 +66,11 @@ const Library* find_library(std::string_view name);
 // accepted too, so that a file named lets-plot.py is lets-plot as well.
 const Library* library_for_stem(std::string_view stem);
 
-// "ok", or "invalid_library" (not in the table), or "runtime_unavailable" (a package the runtime
+// ok, or invalid_library (not in the table), or "runtime_unavailable" (a package the runtime
 // does not hold, by its manifest's package names; or figure or snippet mode without a working
 // figure renderer for that library; or mode none). Pure: the caller passes what the library's
 // runtime holds (Python's, or R's for mode r) and whether Chromium draws this library here.
-std::string library_support(std::string_view library, const std::map<std::string, std::string>& packages,
-                            bool figures_available);
+Outcome library_support(std::string_view library, const std::map<std::string, std::string>& packages,
+                        bool figures_available);
 
 }  // namespace plotq::runs

@@ -49,10 +49,11 @@ bool plain_word(const std::string& s) {
 }
 
 // The harness's plot/figure reasons (sandbox/harness/exits.py PLOT_REASONS) by exit code.
-const std::map<int, std::string>& plot_reasons() {
-  static const std::map<int, std::string> reasons = {
-      {0, "ok"},           {30, "plot_error"},     {31, "guard_refused"},  {32, "plot_exit"},
-      {33, "plot_missing"}, {34, "source_invalid"}, {35, "internal_error"},
+const std::map<int, Outcome>& plot_reasons() {
+  static const std::map<int, Outcome> reasons = {
+      {0, Outcome::ok},           {30, Outcome::plot_error},     {31, Outcome::guard_refused},
+      {32, Outcome::plot_exit},   {33, Outcome::plot_missing},   {34, Outcome::source_invalid},
+      {35, Outcome::internal_error},
   };
   return reasons;
 }
@@ -84,7 +85,7 @@ bool canvas_ok(int width, int height) { return sandbox::on_canvas(width, height,
 
 std::string canvas_of(int width, int height) { return canvas_ok(width, height) ? "exact" : "off"; }
 
-std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
+Outcome render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
   const RenderMode mode = render_mode(library);
   // An R library's packages are the R runtime's (runtime/r): the one passed when it is an R
   // runtime (tests), else this process's r_runtime().
@@ -128,22 +129,24 @@ sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string
   return spec;
 }
 
-std::string figure_outcome(const std::string& code) {
-  if (code == "figure_missing") return "no_output";
-  if (code == "figure_not_regular") return "output_rejected";
-  if (code == "figure_too_large") return "output_too_large";
-  if (code == "figure_empty" || code == "figure_too_deep" || code == "figure_invalid" || code == "figure_size_invalid")
-    return "figure_invalid";
-  if (code == "no_webgl" || code == "draw_failed" || code == "timeout" || code == "runtime_unavailable") return code;
-  if (code == "size_mismatch") return "canvas_size";
-  // JavaScript snippets: the snippet's own error (error_class, error_line) is a plot error, an
-  // import the page does not provide is the guard's refusal (rule "import"), like Python's.
-  if (code == "snippet_error") return "plot_error";
-  if (code == "import_refused") return "guard_refused";
-  if (code == "blank" || code == "navigated") return code;
-  if (code == "library_unavailable") return "runtime_unavailable";
-  if (code == "shutdown") return "cancelled";
-  return "renderer_error";  // request_invalid, output_failed, browser_failed, renderer_*, protocol_error, busy
+Outcome figure_outcome(const std::string& code) {
+  // The renderer's codes (sandbox/figure/lib/errors.mjs) that are not renderer_error. JavaScript
+  // snippets: the snippet's own error (error_class, error_line) is a plot error, an import the page
+  // does not provide is the guard's refusal (rule "import"), like Python's.
+  static constexpr std::pair<std::string_view, Outcome> kCodes[] = {
+      {"figure_missing", Outcome::no_output},          {"figure_not_regular", Outcome::output_rejected},
+      {"figure_too_large", Outcome::output_too_large}, {"figure_empty", Outcome::figure_invalid},
+      {"figure_too_deep", Outcome::figure_invalid},    {"figure_invalid", Outcome::figure_invalid},
+      {"figure_size_invalid", Outcome::figure_invalid}, {"no_webgl", Outcome::no_webgl},
+      {"draw_failed", Outcome::draw_failed},           {"timeout", Outcome::timeout},
+      {"runtime_unavailable", Outcome::runtime_unavailable}, {"size_mismatch", Outcome::canvas_size},
+      {"snippet_error", Outcome::plot_error},          {"import_refused", Outcome::guard_refused},
+      {"blank", Outcome::blank},                       {"navigated", Outcome::navigated},
+      {"library_unavailable", Outcome::runtime_unavailable}, {"shutdown", Outcome::cancelled},
+  };
+  for (const auto& [name, outcome] : kCodes)
+    if (code == name) return outcome;
+  return Outcome::renderer_error;  // request_invalid, output_failed, browser_failed, renderer_*, protocol_error, busy
 }
 
 ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, const std::string& theme) {
@@ -160,10 +163,10 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   r.limit = job.limit;
   const std::string out = render_output_name(mode, theme);
   std::optional<std::string> figure_json;
-  auto done = [&](std::string outcome) {
-    r.outcome = std::move(outcome);
+  auto done = [&](Outcome outcome) {
+    r.outcome = outcome;
     job.outputs.clear();
-    if (figure_json && r.outcome == "ok") job.outputs[out] = std::move(*figure_json);
+    if (figure_json && r.outcome == Outcome::ok) job.outputs[out] = std::move(*figure_json);
     r.job = std::move(job);
     r.message = describe(r);
     return r;
@@ -172,7 +175,7 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   // The sandbox's verdict comes first: a stop by the host, a crash, a refused layer, an output
   // that was not a regular file or was over its cap.
   if (job.reason != sandbox::Reason::ok && job.reason != sandbox::Reason::nonzero_exit)
-    return done(sandbox::to_string(job.reason));
+    return done(outcome_named(sandbox::to_string(job.reason)));
 
   // The record is written inside the sandbox: it counts only when it agrees with the process.
   nlohmann::json rec;
@@ -183,9 +186,9 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   auto rec_reason = str_field(rec, "reason");
   auto known = plot_reasons().find(exit_code);
   bool agrees = rec.is_object() && rec_exit && *rec_exit == exit_code && rec_reason && known != plot_reasons().end() &&
-                known->second == *rec_reason && str_field(rec, "mode") == mode && str_field(rec, "theme") == theme &&
+                to_string(known->second) == *rec_reason && str_field(rec, "mode") == mode && str_field(rec, "theme") == theme &&
                 str_field(rec, "output") == out;
-  if (!agrees) return done("harness_error");
+  if (!agrees) return done(Outcome::harness_error);
 
   if (rec.contains("error") && rec["error"].is_object()) {
     auto cls = str_field(rec["error"], "class");
@@ -197,30 +200,30 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
     if (rule && plain_word(*rule)) r.refusal_rule = rule;
     if (auto line = int_field(rec["refusal"], "line")) r.error_line = static_cast<int>(*line);
   }
-  if (*rec_reason == "source_invalid") {
+  if (known->second == Outcome::source_invalid) {
     if (auto m = int_field(rec, "measured")) r.measured = static_cast<double>(*m);
     if (auto l = int_field(rec, "limit")) r.limit = static_cast<double>(*l);
   }
-  if (*rec_reason != "ok") return done(*rec_reason);
+  if (known->second != Outcome::ok) return done(known->second);
 
   auto file = job.outputs.find(out);
-  if (file == job.outputs.end()) return done("no_output");
+  if (file == job.outputs.end()) return done(Outcome::no_output);
   if (mode == "figure") {
     figure_json = std::move(file->second);
-    return done("ok");
+    return done(Outcome::ok);
   }
   auto size = png_size(file->second);
-  if (!size) return done("output_rejected");
+  if (!size) return done(Outcome::output_rejected);
   r.width = size->first;
   r.height = size->second;
   // Any size is a render in plot mode (a file saving at dpi 300 with bbox_inches="tight" drew
   // what it meant to); the canvas says whether it is on one of the two.
   r.canvas = canvas_of(r.width, r.height);
   r.png = std::move(file->second);
-  return done("ok");
+  return done(Outcome::ok);
 }
 
-ThemeRun not_started(const std::string& theme, const std::string& code, std::string mode) {
+ThemeRun not_started(const std::string& theme, Outcome code, std::string mode) {
   ThemeRun r;
   r.theme = theme;
   r.mode = std::move(mode);
@@ -230,7 +233,7 @@ ThemeRun not_started(const std::string& theme, const std::string& code, std::str
   return r;
 }
 
-RenderResult refused_render(const std::vector<std::string>& themes, const std::string& code) {
+RenderResult refused_render(const std::vector<std::string>& themes, Outcome code) {
   RenderResult result;
   for (const auto& theme : themes)
     if (known_theme(theme)) result.outputs[theme] = not_started(theme, code);
@@ -238,49 +241,48 @@ RenderResult refused_render(const std::vector<std::string>& themes, const std::s
 }
 
 std::string describe(const ThemeRun& r) {
-  const std::string& o = r.outcome;
+  const Outcome o = r.outcome;
   const bool figure = r.mode == "figure";
   auto at_line = [&] { return r.error_line ? " at line " + std::to_string(*r.error_line) : std::string(); };
   auto mib = [](std::optional<double> v) {
     return v ? std::to_string(static_cast<long long>(std::llround(*v / 1048576.0))) + " MiB" : std::string("its cap");
   };
-  if (o == "ok" && r.png && r.canvas == "off")
+  if (o == Outcome::ok && r.png && r.canvas == "off")
     return "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) +
            " image (not the " + sandbox::canvases_text() + " canvas).";
-  if (o == "ok")
+  if (o == Outcome::ok)
     return r.png ? "Rendered a " + std::to_string(r.width) + "x" + std::to_string(r.height) + " image."
                  : "The plot step finished; the figure is drawn next.";
-  if (o == "plot_error") return "The plot raised " + r.error_class.value_or("an error") + at_line() + ".";
-  if (o == "plot_exit")
+  if (o == Outcome::plot_error) return "The plot raised " + r.error_class.value_or("an error") + at_line() + ".";
+  if (o == Outcome::plot_exit)
     return std::string("The plot ended itself with an error status (") + (r.mode == "r" ? "quit" : "sys.exit") + ")" + at_line() + ".";
-  if (o == "guard_refused")
+  if (o == Outcome::guard_refused)
     return "The plot tried something plot code may not do (" + r.refusal_rule.value_or("refused") + ")" + at_line() +
            ", so the render was stopped.";
-  if (o == "no_output")
+  if (o == Outcome::no_output)
     return figure ? "The plot ran but made no figure: call fig.write_image(...) or fig.show() (plotly), save(p) "
                     "or export_png(p) (bokeh)."
                   : r.mode == "r" ? "The plot ran but saved no image: save it with ggsave(sprintf(\"plot-%s.png\", THEME), device = ragg::agg_png)."
                   : "The plot ran but saved no image: save it with fig.savefig(f\"plot-{THEME}.png\").";
-  if (o == "canvas_size")  // figure mode: the renderer sets the canvas, so another size is its fault
+  if (o == Outcome::canvas_size)  // figure mode: the renderer sets the canvas, so another size is its fault
     return "The figure's image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +
            ", not the " + sandbox::canvases_text() + " canvas the figure renderer draws.";
-  if (o == "output_too_large") {
+  if (o == Outcome::output_too_large) {
     bool image = !figure || (r.limit && *r.limit == static_cast<double>(kMaxPngBytes));
     return std::string(image ? "The image" : "The figure") + " is larger than " + mib(r.limit) + ".";
   }
-  if (o == "output_rejected")
+  if (o == Outcome::output_rejected)
     return figure ? "The plot's figure file is not a regular file." : "The plot's image is not a regular PNG file.";
-  if (o == "figure_invalid")
+  if (o == Outcome::figure_invalid)
     return "The figure could not be read as a figure (" + r.figure_code.value_or("figure_invalid") + ").";
-  if (o == "renderer_error") return "The figure renderer failed (" + r.figure_code.value_or("unknown") + ").";
-  if (o == "draw_failed" && r.mode == "snippet") return "The plot's page crashed while drawing (out of memory, or a crash).";
-  if (o == "cancelled") return "The render was cancelled.";
-  if (o == "crashed") return "The plot's process crashed.";
-  if (o == "launcher" || o == "exec_denied" || o == "sandbox_unavailable" || o == "low_memory" || o == "io")
-    return "The sandbox could not run the plot (" + o + ").";
+  if (o == Outcome::renderer_error) return "The figure renderer failed (" + r.figure_code.value_or("unknown") + ").";
+  if (o == Outcome::draw_failed && r.mode == "snippet") return "The plot's page crashed while drawing (out of memory, or a crash).";
+  if (o == Outcome::cancelled) return "The render was cancelled.";
+  if (o == Outcome::crashed) return "The plot's process crashed.";
+  if (o == Outcome::launcher || o == Outcome::exec_denied || o == Outcome::sandbox_unavailable || o == Outcome::low_memory || o == Outcome::io)
+    return "The sandbox could not run the plot (" + std::string(to_string(o)) + ").";
   // Everything else says what the outcome table says (runs/outcome.cpp).
-  if (o == "unknown" || !known_outcome(o)) return "The render failed (" + o + ").";
-  return std::string(outcome(o).sentence);
+  return std::string(outcome_row(o).sentence);
 }
 
 }  // namespace plotq::runs

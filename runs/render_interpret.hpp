@@ -3,6 +3,7 @@
 // shapes as POST /render's answer: one RenderResult per request, one ThemeRun per theme.
 // runs/README.md has the outcome vocabulary.
 #pragma once
+#include "runs/outcome.hpp"
 #include "runs/libraries.hpp"
 #include "common/limits.hpp"
 #include <map>
@@ -39,13 +40,11 @@ struct RenderRequest {
 struct ThemeRun {
   std::string theme;
   std::string mode;  // to_string(RenderMode): plot | figure | snippet (empty when nothing was run)
-  // "ok", or a fixed reason: plot_error (the plot raised: error_class/error_line), plot_exit,
+  // ok, or a fixed reason: plot_error (the plot raised: error_class/error_line), plot_exit,
   // no_output, canvas_size (measured "WxH" in message, measured/limit = width), output_too_large,
   // output_rejected, guard_refused (refusal_rule), figure_invalid, draw_failed, no_webgl,
-  // renderer_error, runtime_unavailable, invalid_library, invalid_request, source_invalid,
-  // plot_missing, internal_error, timeout, memory, cpu, disk, files, cancelled, launcher,
-  // exec_denied, harness_error, crashed, ... (runs/README.md lists them all)
-  std::string outcome = "ok";
+  // renderer_error, runtime_unavailable, invalid_library, ... (runs/outcome.hpp has them all)
+  Outcome outcome = Outcome::ok;
   std::optional<int> exit_code;
   bool timed_out = false;
   std::optional<std::string> png;  // bytes, only when outcome == ok
@@ -74,15 +73,15 @@ struct RenderResult {
 // A theme that never started: `code` (invalid_request, invalid_library, runtime_unavailable, or
 // cancelled before its turn), no attempt made (job.attempts 0: its ledger row is a refusal), with
 // plotq's sentence. mode: the render's when it had started (to_string(RenderMode)), else "".
-ThemeRun not_started(const std::string& theme, const std::string& code, std::string mode = "");
+ThemeRun not_started(const std::string& theme, Outcome code, std::string mode = "");
 // A render refused before any theme started: each known theme not_started with `code` (an unknown
 // theme has no answer: the request check refuses it).
-RenderResult refused_render(const std::vector<std::string>& themes, const std::string& code);
+RenderResult refused_render(const std::vector<std::string>& themes, Outcome code);
 
-// What a renderer can serve here (runs/libraries.hpp: library_support): "ok", "invalid_library"
-// (not in the table), or "runtime_unavailable" (a package the runtime's manifest does not list, an
+// What a renderer can serve here (runs/libraries.hpp: library_support): ok, invalid_library
+// (not in the table), or runtime_unavailable (a package the runtime's manifest does not list, an
 // unknown runtime, or a figure-mode library without a working figure renderer).
-std::string render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures);
+Outcome render_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures);
 
 // The library's mode from the table (runs/libraries.hpp); plot for a name not in it (refused
 // before it runs).
@@ -101,7 +100,7 @@ sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string
 // run.job.outputs["plot-<theme>.json"] for the screenshot step; every other output is dropped.
 ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, const std::string& theme);
 // The screenshot step's code -> a ThemeRun outcome (the sweep's bare mode maps it alike).
-std::string figure_outcome(const std::string& code);
+Outcome figure_outcome(const std::string& code);
 // plotq's own sentence for an outcome (never what the code printed).
 std::string describe(const ThemeRun& run);
 

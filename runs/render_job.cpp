@@ -100,7 +100,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     if (next >= req.themes.size()) return finish();
     const std::string theme = req.themes[next];
     if (state == State::cancelled) {
-      return theme_done(not_started(theme, "cancelled", mode_name()));
+      return theme_done(not_started(theme, Outcome::cancelled, mode_name()));
     }
     theme_start = Clock::now();
     if (mode == RenderMode::snippet) {
@@ -125,14 +125,14 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     const bool cancelled = state == State::cancelling;
     state = cancelled ? State::cancelled : State::next;
     ThemeRun r = interpret_render_job(std::move(jr), mode_name(), theme);
-    if (r.outcome == "ok" && mode == RenderMode::figure) {
+    if (r.outcome == Outcome::ok && mode == RenderMode::figure) {
       if (!cancelled) {
         std::string figure_json = std::move(r.job.outputs[render_output_name(mode_name(), theme)]);
         r.job.outputs.clear();
         return draw(std::move(r), std::move(figure_json));
       }
       // cancelled after the plot step ended, before its answer arrived: nothing is drawn
-      r.outcome = "cancelled";
+      r.outcome = Outcome::cancelled;
       r.job.outputs.clear();
       r.message = describe(r);
     }
@@ -144,12 +144,12 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   // time left, the PNG is read back under its cap.
   void draw(ThemeRun r, std::string input) {
     if (!figures || !figures->available(mode == RenderMode::plot ? "" : req.library)) {
-      r.outcome = "runtime_unavailable";
+      r.outcome = Outcome::runtime_unavailable;
       r.message = describe(r);
       return theme_done(std::move(r));
     }
     if (!shared->scratch.ok()) {
-      r.outcome = "renderer_error";
+      r.outcome = Outcome::renderer_error;
       r.figure_code = "io";
       r.message = describe(r);
       return theme_done(std::move(r));
@@ -183,13 +183,13 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   void input_written(std::uint64_t token, bool written) {
     if (stale(token)) return remove_files(files);
     if (!written) {
-      current.outcome = "renderer_error";
+      current.outcome = Outcome::renderer_error;
       current.figure_code = "io";
       return draw_finished();
     }
     double left = req.timeout_s - since(theme_start);
     if (left < kMinDrawS) {
-      current.outcome = "timeout";
+      current.outcome = Outcome::timeout;
       current.timed_out = true;
       return draw_finished();
     }
@@ -220,9 +220,9 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       current.outcome = figure_outcome(fr.code);
       current.error_class = fr.error_class;
       current.error_line = fr.error_line;
-      if (current.outcome == "guard_refused") current.refusal_rule = "import";
-      if (current.outcome == "timeout") current.timed_out = true;
-      if (current.outcome == "output_too_large") {
+      if (current.outcome == Outcome::guard_refused) current.refusal_rule = "import";
+      if (current.outcome == Outcome::timeout) current.timed_out = true;
+      if (current.outcome == Outcome::output_too_large) {
         current.limit = static_cast<double>(figure_cap());
         current.measured.reset();
       }
@@ -244,33 +244,33 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   void png_read(std::uint64_t token, sandbox::OutputRead rd) {
     if (stale(token)) return remove_files(files);
     if (rd.status == sandbox::OutputRead::too_large) {
-      current.outcome = "output_too_large";
+      current.outcome = Outcome::output_too_large;
       current.measured = static_cast<double>(rd.measured);
       current.limit = static_cast<double>(kMaxPngBytes);
       return draw_finished();
     }
     if (rd.status != sandbox::OutputRead::ok) {
-      current.outcome = rd.status == sandbox::OutputRead::missing ? "renderer_error" : "output_rejected";
+      current.outcome = rd.status == sandbox::OutputRead::missing ? Outcome::renderer_error : Outcome::output_rejected;
       if (rd.status == sandbox::OutputRead::missing) current.figure_code = "output_failed";
       return draw_finished();
     }
     auto size = png_size(rd.data);
     if (!size) {
-      current.outcome = "output_rejected";
+      current.outcome = Outcome::output_rejected;
       return draw_finished();
     }
     current.width = size->first;
     current.height = size->second;
     // Figure mode stays exact: the renderer sets the canvas itself, so another size is its failure.
     if (!canvas_ok(current.width, current.height)) {
-      current.outcome = "canvas_size";
+      current.outcome = Outcome::canvas_size;
       current.measured = current.width;
       current.limit = sandbox::meant_width(current.width, current.height);
       return draw_finished();
     }
     current.png = std::move(rd.data);
     current.canvas = "exact";
-    current.outcome = "ok";
+    current.outcome = Outcome::ok;
     draw_finished();
   }
 
@@ -280,7 +280,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     ThemeRun r = std::move(current);
     current = ThemeRun();
     r.message = describe(r);
-    if (r.outcome != "ok") r.png.reset();
+    if (r.outcome != Outcome::ok) r.png.reset();
     theme_done(std::move(r));
   }
 
@@ -313,7 +313,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       figure_job.reset();
       ThemeRun r = std::move(current);
       current = ThemeRun();
-      r.outcome = "cancelled";
+      r.outcome = Outcome::cancelled;
       r.png.reset();
       r.message = describe(r);
       theme_done(std::move(r));
@@ -358,7 +358,7 @@ const Runtime& Renderer::runtime_for(const std::string& library) const {
   return *js_runtime_;
 }
 
-std::string Renderer::support(const std::string& library) const {
+Outcome Renderer::support(const std::string& library) const {
   return render_support(library, *runtime_, figures_);
 }
 
@@ -379,12 +379,12 @@ RenderHandle Renderer::render(RenderRequest request, std::function<void(RenderRe
   };
   // A request the route should have refused, or a library this machine cannot draw: every theme
   // answers at once, no sandbox starts.
-  std::string refused;
-  if (!validate_render_request(request).empty()) refused = "invalid_request";
-  else if (std::string s = render_support(request.library, *runtime_, figures_); s != "ok") refused = s;
+  Outcome refused = Outcome::ok;
+  if (!validate_render_request(request).empty()) refused = Outcome::invalid_request;
+  else refused = render_support(request.library, *runtime_, figures_);
   run->req = std::move(request);
   shared_->runs[run->id] = run;
-  if (!refused.empty()) {
+  if (refused != Outcome::ok) {
     run->result = refused_render(run->req.themes, refused);
     run->next = run->req.themes.size();
   }

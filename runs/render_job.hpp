@@ -75,7 +75,7 @@ class Renderer {
   // Runs every theme of the request one after another; on_done once, on the io_context (never
   // inside render()). Call on the io_context's thread.
   RenderHandle render(RenderRequest request, std::function<void(RenderResult)> on_done);
-  std::string support(const std::string& library) const;
+  Outcome support(const std::string& library) const;
   const Runtime& runtime() const { return *runtime_; }
   // The runtime a library's renders run on: for snippet libraries the JavaScript one (runtime/js,
   // read once, at first use, beside the figure renderer's js_modules()); a sweep's ledger rows record its id.

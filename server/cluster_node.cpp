@@ -448,11 +448,11 @@ void ClusterNode::enqueue(const std::shared_ptr<Turn>& t, const TurnAction& acti
           return svc_.fail(t, std::string(store_failure_code(v.code)));
         }
         if (v.value->refusal == "capacity") {
-          svc_.ledger_refused(who, kind, "capacity", 0);
+          svc_.ledger_refused(who, kind, runs::Outcome::capacity, 0);
           return svc_.fail(t, "capacity");
         }
         if (!v.value->refusal.empty()) {
-          svc_.ledger_refused(who, kind, v.value->refusal);
+          svc_.ledger_refused(who, kind, runs::outcome_named(v.value->refusal));
           return svc_.refuse(t, v.value->refusal);
         }
         const cluster::Admitted& a = v.value->admitted;

@@ -45,7 +45,7 @@ nlohmann::json theme_json(const runs::ThemeRun& t) {
       {"stderr_tail", t.message},
       {"wall_s", round3(t.wall_s)},
       {"attempts", std::max(1, t.attempts)},
-      {"reason", t.outcome == "ok" ? nlohmann::json(nullptr) : nlohmann::json(t.outcome)},
+      {"reason", t.outcome == runs::Outcome::ok ? nlohmann::json(nullptr) : nlohmann::json(runs::to_string(t.outcome))},
       {"measured", opt(t.measured)},
       {"limit", opt(t.limit)},
       {"error", t.error_class || t.error_line
@@ -80,10 +80,11 @@ void run_render_here(App& app, const std::shared_ptr<RunningJob>& job, const nlo
   std::weak_ptr<RunningJob> weak_job = job;
   std::weak_ptr<Run> weak_run = run;
 
-  auto fail_before_start = [&app, weak_job, who, themes, started](const std::string& code) {
+  auto fail_before_start = [&app, weak_job, who, themes, started](runs::Outcome outcome) {
     auto j = weak_job.lock();
     if (!j || j->finished) return;
-    runs::book_render_rows(app.store, who, runs::refused_render(themes, code), seconds_since(started), jobs::forget_in_tx(*j, code),
+    const std::string code(runs::to_string(outcome));  // cancelled, capacity: error codes of the same names
+    runs::book_render_rows(app.store, who, runs::refused_render(themes, outcome), seconds_since(started), jobs::forget_in_tx(*j, code),
                            [&app, weak_job, code](bool) {
                              auto j2 = weak_job.lock();
                              if (j2 && !j2->finished) app.jobs.finish_error(j2, code);
@@ -95,14 +96,14 @@ void run_render_here(App& app, const std::shared_ptr<RunningJob>& job, const nlo
     if (r->running) r->handle.cancel();
     else {
       r->ticket.cancel();
-      fail_before_start("cancelled");
+      fail_before_start(runs::Outcome::cancelled);
     }
   };
   runs::RenderRequest rr{job->job_id, source, library, themes, timeout, data_csv};
   queue::Callbacks cb;
   cb.on_position = [](queue::Position) {};
-  cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
-  cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
+  cb.on_refused = [fail_before_start](std::string_view) { fail_before_start(runs::Outcome::capacity); };
+  cb.on_expired = [fail_before_start] { fail_before_start(runs::Outcome::capacity); };
   cb.on_granted = [&app, weak_run, weak_job, who, started, rr = std::move(rr)](queue::SlotLease lease) mutable {
     auto r = weak_run.lock();
     if (!r) return;
@@ -129,7 +130,7 @@ void run_render_here(App& app, const std::shared_ptr<RunningJob>& job, const nlo
       // One theme's host outcome makes the whole answer a host error: not kept, a retry runs again.
       std::string_view code;
       for (const auto& [theme, t] : result.outputs)
-        if (const runs::Outcome& o = runs::outcome(t.outcome); o.host) code = o.job_error;
+        if (const runs::OutcomeRow& o = runs::outcome_row(t.outcome); o.host) code = o.job_error;
       nlohmann::json answer;
       if (code.empty()) {
         nlohmann::json outputs = nlohmann::json::object();
@@ -173,13 +174,14 @@ void register_render_routes(App& app) {
     // this runtime lacks (runtime_unavailable, 503) answers before any sandbox starts, and is
     // still a ledger row.
     const runs::Library* lib = runs::find_library(body.library);
-    std::string support = runs::render_support(body.library, app.runtime_for(body.library), app.figures);
-    if (support == "ok" && body.language && lib && lib->language != *body.language) support = "invalid_library";
-    if (support != "ok") {
+    runs::Outcome support = runs::render_support(body.library, app.runtime_for(body.library), app.figures);
+    if (support == runs::Outcome::ok && body.language && lib && lib->language != *body.language)
+      support = runs::Outcome::invalid_library;
+    if (support != runs::Outcome::ok) {
       // Answered once its rows are booked, as every other answer here: a client that reads the
       // ledger after the answer finds them on either engine (PostgreSQL books off the loop).
       runs::book_render_rows(app.store, who, runs::refused_render(themes, support), 0, {},
-                             [res, support](bool) { res->send_error(support); });
+                             [res, support](bool) { res->send_error(runs::to_string(support)); });
       return;
     }
 

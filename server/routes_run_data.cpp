@@ -35,7 +35,7 @@ nlohmann::json data_run_response(const runs::DataRunResult& r, double slot_wait_
   return {
       {"exit_code", opt(r.job.exit_code)},
       {"timed_out", r.job.timed_out},
-      {"reason", r.outcome == "ok" ? nlohmann::json(nullptr) : nlohmann::json(r.outcome)},
+      {"reason", r.outcome == runs::Outcome::ok ? nlohmann::json(nullptr) : nlohmann::json(runs::to_string(r.outcome))},
       {"measured", opt(r.measured)},
       {"limit", opt(r.limit)},
       {"csv_text", opt(r.csv_text)},
@@ -74,10 +74,11 @@ void run_data_here(App& app, const std::shared_ptr<RunningJob>& job, const nlohm
   std::weak_ptr<RunningJob> weak_job = job;
   std::weak_ptr<Run> weak_run = run;
 
-  auto fail_before_start = [&app, weak_job, who, started](const std::string& code) {
+  auto fail_before_start = [&app, weak_job, who, started](runs::Outcome outcome) {
     auto j = weak_job.lock();
     if (!j || j->finished) return;
-    store::LedgerEntry row = runs::refused_row(who, store::RunKind::data, code, seconds_since(started));
+    const std::string code(runs::to_string(outcome));  // cancelled, capacity: error codes of the same names
+    store::LedgerEntry row = runs::refused_row(who, store::RunKind::data, outcome, seconds_since(started));
     app.store.run(
         "refuse a data run",
         [forget = jobs::forget_in_tx(*j, code), row](store::Db& db) {
@@ -102,14 +103,14 @@ void run_data_here(App& app, const std::shared_ptr<RunningJob>& job, const nlohm
       r->handle.cancel();  // the result (reason cancelled) answers the waiters
     } else {
       r->ticket.cancel();
-      fail_before_start("cancelled");
+      fail_before_start(runs::Outcome::cancelled);
     }
   };
 
   queue::Callbacks cb;
   cb.on_position = [](queue::Position) {};
-  cb.on_refused = [fail_before_start](std::string_view) { fail_before_start("capacity"); };
-  cb.on_expired = [fail_before_start] { fail_before_start("capacity"); };
+  cb.on_refused = [fail_before_start](std::string_view) { fail_before_start(runs::Outcome::capacity); };
+  cb.on_expired = [fail_before_start] { fail_before_start(runs::Outcome::capacity); };
   cb.on_granted = [&app, weak_run, weak_job, who, started, source, timeout](queue::SlotLease lease) {
     auto r = weak_run.lock();
     if (!r) return;  // the run is gone: the lease's destructor returns the slot
@@ -126,13 +127,13 @@ void run_data_here(App& app, const std::shared_ptr<RunningJob>& job, const nlohm
           auto j = weak_job.lock();
           if (!j || j->finished) return;
           // A host outcome is not the job's answer: forgotten, so a retry runs the code again.
-          const runs::Outcome& o = runs::outcome(done.result.outcome);
+          const runs::OutcomeRow& o = runs::outcome_row(done.result.outcome);
           jobs::answer_booked(app, j, done.booked, *answer, o.host ? o.job_error : std::string_view{});
         },
         [weak_job, answer, slot_wait, started](const runs::DataRunDone& done) -> runs::StoreWork {
           auto j = weak_job.lock();
           if (!j || j->finished) return {};
-          if (const runs::Outcome& o = runs::outcome(done.result.outcome); o.host) return jobs::forget_in_tx(*j, o.job_error);
+          if (const runs::OutcomeRow& o = runs::outcome_row(done.result.outcome); o.host) return jobs::forget_in_tx(*j, o.job_error);
           *answer = data_run_response(done.result, slot_wait, seconds_since(started));
           return jobs::keep_in_tx(*j, *answer);
         });

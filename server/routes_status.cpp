@@ -51,7 +51,7 @@ void register_status_routes(App& app) {
     for (const runs::Library& l : runs::kLibraries)
       list.push_back({{"name", l.name}, {"language", l.language}, {"mode", runs::to_string(l.mode)},
                       {"available", runs::render_support(std::string(l.name), app.runtime_for(std::string(l.name)),
-                                                         app.figures) == "ok"}});
+                                                         app.figures) == runs::Outcome::ok}});
     res->send_json(200, {{"libraries", list}});
   });
 }

@@ -40,7 +40,7 @@ void RunningAction::booked(const store::Stored<std::optional<std::string>>& book
     return s.fail(t, std::string(store_failure_code(booking.code)));
   }
   if (const auto& refusal = *booking.value) {
-    s.ledger_refused(plan.who, plan.kind, *refusal);
+    s.ledger_refused(plan.who, plan.kind, runs::outcome_named(*refusal));
     return s.refuse(t, *refusal);
   }
   take_slot();
@@ -74,14 +74,14 @@ void RunningAction::withdraw() {
   auto t = turn_.lock();
   if (!t) return;
   t->slot->cancel();
-  s.ledger_refused(plan.who, plan.kind, "cancelled", TurnService::waited(*t));
+  s.ledger_refused(plan.who, plan.kind, runs::Outcome::cancelled, TurnService::waited(*t));
   s.fail(t, t->stop_reason.empty() ? "cancelled" : t->stop_reason);
 }
 
 void RunningAction::out_of_room() {
   auto t = live_turn();
   if (!t) return;
-  s.ledger_refused(plan.who, plan.kind, "capacity", TurnService::waited(*t));
+  s.ledger_refused(plan.who, plan.kind, runs::Outcome::capacity, TurnService::waited(*t));
   s.fail(t, "capacity");
 }
 

@@ -23,14 +23,14 @@ void dataset_made(TurnService& s, const std::shared_ptr<Turn>& t, const std::var
 
 void data_done(TurnService& s, const std::shared_ptr<Turn>& t, const runs::DataRunResult& r, const std::string& code) {
   if (t->ending()) return;
-  const std::string& o = r.outcome;
-  const runs::Outcome& row = runs::outcome(o);
-  if (o == "cancelled") return s.fail(t, t->stop_reason.empty() ? "cancelled" : t->stop_reason);
+  const runs::Outcome o = r.outcome;
+  const runs::OutcomeRow& row = runs::outcome_row(o);
+  if (o == runs::Outcome::cancelled) return s.fail(t, t->stop_reason.empty() ? "cancelled" : t->stop_reason);
   if (row.host) return s.fail(t, std::string(row.turn_code));
   if (row.turn_end == runs::TurnEnd::refused) return s.refuse(t, std::string(row.turn_code), runs::describe(r));
-  if (o != "ok" || !r.csv_text) {
+  if (o != runs::Outcome::ok || !r.csv_text) {
     s.emit(t, "message", {{"text", runs::describe(r)}});
-    return s.fail(t, o == "ok" ? "run_failed" : std::string(row.turn_code));
+    return s.fail(t, o == runs::Outcome::ok ? "run_failed" : std::string(row.turn_code));
   }
   // The table is read like a paste: the same parser, caps and canonical CSV (runs/dataset_version).
   runs::DatasetOrigin origin{t->session_id, store::DatasetSource::code, code, t->id,

@@ -38,7 +38,7 @@ void render_done(TurnService& s, const std::shared_ptr<Turn>& t, const std::vect
   std::vector<Png> pngs;
   for (const auto& theme : themes) {
     auto it = result.outputs.find(theme);
-    if (it != result.outputs.end() && it->second.outcome == "ok" && it->second.png)
+    if (it != result.outputs.end() && it->second.outcome == runs::Outcome::ok && it->second.png)
       pngs.push_back({theme, *it->second.png, it->second.width, it->second.height});
   }
   TurnService* sp = &s;
@@ -67,10 +67,10 @@ void plots_stored(TurnService& s, const std::shared_ptr<Turn>& t, const std::vec
     auto it = result.outputs.find(theme);
     if (it == result.outputs.end()) continue;
     const runs::ThemeRun& r = it->second;
-    if (r.outcome == "ok" && r.png) {
+    if (r.outcome == runs::Outcome::ok && r.png) {
       shown[theme] = {{"width", r.width}, {"height", r.height}, {"canvas", r.canvas}, {"url", plot_url(*t, theme)}};
     } else {
-      cancelled = cancelled || r.outcome == "cancelled";
+      cancelled = cancelled || r.outcome == runs::Outcome::cancelled;
       if (!failed) failed = &r;
     }
   }
@@ -87,7 +87,7 @@ void plots_stored(TurnService& s, const std::shared_ptr<Turn>& t, const std::vec
     s.emit(t, "message", {{"text", text + "."}});
     return s.complete(t);
   }
-  const runs::Outcome& row = runs::outcome(failed ? failed->outcome : "no_output");
+  const runs::OutcomeRow& row = runs::outcome_row(failed ? failed->outcome : runs::Outcome::no_output);
   if (row.host) return s.fail(t, std::string(row.turn_code));
   std::string why = failed && !failed->message.empty() ? failed->message
                     : failed                            ? std::string(row.sentence)
@@ -141,8 +141,9 @@ void run_plot_action(TurnService& s, const std::shared_ptr<Turn>& t, const TurnA
   if (!s.renderer) return s.fail(t, "unsupported");
   // The wire model took only names of the library table; a library this runtime lacks (or a
   // figure library without Chromium) ends the turn with error{runtime_unavailable}.
-  if (std::string support = runs::render_support(action.library, s.app.runtime_for(action.library), s.app.figures); support != "ok")
-    return s.fail(t, support);
+  if (runs::Outcome support = runs::render_support(action.library, s.app.runtime_for(action.library), s.app.figures);
+      support != runs::Outcome::ok)
+    return s.fail(t, std::string(runs::to_string(support)));
   auto req = std::make_shared<runs::RenderRequest>();
   req->job_id = plot_job_id(t->id);
   req->source = action.code;

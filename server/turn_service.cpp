@@ -162,7 +162,7 @@ double TurnService::waited(const Turn& t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t.queued_at).count();
 }
 
-void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code,
+void TurnService::ledger_refused(const runs::RunWho& who, store::RunKind kind, runs::Outcome code,
                                  double slot_wait_s) {
   store::LedgerEntry row = runs::refused_row(who, kind, code, slot_wait_s);
   app.store.run(

@@ -86,7 +86,7 @@ class TurnService {
   // between two of them from getting two statuses within the interval).
   void queued_status(const std::shared_ptr<Turn>& t, queue::Position p);
   // A refused run's ledger row (quota, capacity, cancelled while waiting); logged when it cannot be written.
-  void ledger_refused(const runs::RunWho& who, store::RunKind kind, const std::string& code, double slot_wait_s = 0);
+  void ledger_refused(const runs::RunWho& who, store::RunKind kind, runs::Outcome code, double slot_wait_s = 0);
   // Seconds since the turn queued for the slot.
   static double waited(const Turn& t);
 

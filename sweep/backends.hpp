@@ -27,7 +27,7 @@ class Renderer;
 // What a sweep can draw on this machine, the same rule in every mode: runs::render_support (the
 // library table against the runtime's manifest; figure-mode libraries need a figure renderer;
 // a name not in the table "invalid_library").
-std::string sweep_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures);
+Outcome sweep_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures);
 
 // figures may be null (plotly and bokeh then answer runtime_unavailable). runtime: what
 // config.python holds (read_runtime), the same manifest the sandbox's Renderer checks.

@@ -270,13 +270,13 @@ BareRun run_bare_python(const BareConfig& config, const std::string& source, con
 }
 
 std::optional<std::string> read_output(const std::string& dir, const std::string& name, std::size_t cap,
-                                       std::string& reason) {
+                                       Outcome& reason) {
   sandbox::OutputRead r = sandbox::read_file(dir + "/" + name, cap);
   switch (r.status) {
     case sandbox::OutputRead::ok: return std::move(r.data);
-    case sandbox::OutputRead::missing: reason = "no_output"; break;
-    case sandbox::OutputRead::too_large: reason = "output_too_large"; break;
-    default: reason = "output_rejected"; break;  // a link, a FIFO, a directory, a read error
+    case sandbox::OutputRead::missing: reason = Outcome::no_output; break;
+    case sandbox::OutputRead::too_large: reason = Outcome::output_too_large; break;
+    default: reason = Outcome::output_rejected; break;  // a link, a FIFO, a directory, a read error
   }
   return std::nullopt;
 }
@@ -284,14 +284,14 @@ std::optional<std::string> read_output(const std::string& dir, const std::string
 void classify_png(const std::string& png, store::SweepResult& row, bool exact_canvas) {
   auto size = png_size(png);
   if (!size) {
-    set_failure(row, "output_rejected");
+    set_failure(row, Outcome::output_rejected);
     row.detail = "not a PNG";
     return;
   }
   row.width = size->first;
   row.height = size->second;
   if (exact_canvas && !canvas_ok(size->first, size->second)) {
-    set_failure(row, "canvas_size");
+    set_failure(row, Outcome::canvas_size);
     row.detail = describe_size(size->first, size->second);
     return;
   }
@@ -307,19 +307,19 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
   row.exit_code = run.exit_code;
   row.signal = run.signal;
   set_measures(row, run.wall_s, run.cpu_s, run.max_rss_mb);
-  if (!run.host_error.empty()) return set_failure(row, "io");
-  if (run.timed_out) return set_failure(row, "timeout");
-  if (run.signal) return set_failure(row, "crashed");
+  if (!run.host_error.empty()) return set_failure(row, Outcome::io);
+  if (run.timed_out) return set_failure(row, Outcome::timeout);
+  if (run.signal) return set_failure(row, Outcome::crashed);
   if (run.exit_code.value_or(1) != 0) {
     // An R run names its condition's class itself (run_bare_r); R classes are not Python's vocabulary.
-    if (auto r_class = r_error_class(run.stderr_tail)) return set_failure(row, "plot_error", *r_class);
+    if (auto r_class = r_error_class(run.stderr_tail)) return set_failure(row, Outcome::plot_error, *r_class);
     auto printed = traceback_class(run.stderr_tail);
-    if (printed) return set_failure(row, "plot_error", classes.classify(*printed));
+    if (printed) return set_failure(row, Outcome::plot_error, classes.classify(*printed));
     // No traceback: the program ended itself with a status (sys.exit(3), sys.exit("text"),
     // os._exit(3)), which plot mode reports as plot_exit.
-    return set_failure(row, "plot_exit");
+    return set_failure(row, Outcome::plot_exit);
   }
-  std::string reason;
+  Outcome reason = Outcome::ok;
   auto png = read_output(run.dir, png_name, config.max_png_bytes, reason);
   if (!png) return set_failure(row, reason);
   classify_png(*png, row);

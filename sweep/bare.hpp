@@ -79,7 +79,7 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
 // Reads <dir>/<name> without following links, regular files only, at most cap bytes. Sets reason
 // to no_output / output_rejected / output_too_large when it returns nullopt.
 std::optional<std::string> read_output(const std::string& dir, const std::string& name, std::size_t cap,
-                                       std::string& reason);
+                                       Outcome& reason);
 
 // The row for a PNG that came back: render with its canvas (exact | off), or output_rejected (not a
 // PNG). exact_canvas (the figure renderer's PNG, which sets the canvas itself): another size is

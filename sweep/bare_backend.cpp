@@ -22,7 +22,7 @@
 
 namespace plotq::runs {
 
-std::string sweep_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
+Outcome sweep_support(const std::string& library, const Runtime& runtime, const sandbox::FigureRenderer* figures) {
   return render_support(library, runtime, figures);  // the render path's own rule, so both modes agree
 }
 
@@ -41,7 +41,7 @@ class BareBackend : public SweepBackend {
       if (t.joinable()) t.join();
   }
 
-  std::string support(const std::string& library) override { return sweep_support(library, runtime_, figures_); }
+  Outcome support(const std::string& library) override { return sweep_support(library, runtime_, figures_); }
 
   void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(FileOutcome)> done) override {
@@ -138,8 +138,8 @@ class BareBackend : public SweepBackend {
     double remaining = p->timeout_s - run.wall_s;
     if (!python_ok || remaining <= 0 || !figures_) {
       classify_bare(config_, run, classes_, "plot-" + theme + ".png", row);
-      if (python_ok && remaining <= 0) set_failure(row, "timeout");
-      if (python_ok && !figures_) set_failure(row, "runtime_unavailable");
+      if (python_ok && remaining <= 0) set_failure(row, Outcome::timeout);
+      if (python_ok && !figures_) set_failure(row, Outcome::runtime_unavailable);
       p->rows.push_back(std::move(row));
       return figure_step(p, i + 1);
     }
@@ -194,7 +194,7 @@ class BareBackend : public SweepBackend {
     store::SweepResult row;
     row.theme = theme;
     if (!figures_ || !figures_->available(library)) {
-      set_failure(row, "runtime_unavailable");
+      set_failure(row, Outcome::runtime_unavailable);
       p->rows.push_back(std::move(row));
       return snippet_step(p, std::move(library), std::move(snippet), i + 1);
     }
@@ -215,7 +215,7 @@ class BareBackend : public SweepBackend {
   // p->done has been called.
   bool drawn(const std::shared_ptr<Pending>& p, const sandbox::FigureResult& fr, const std::string& dir,
              const std::string& theme, store::SweepResult& row) {
-    if (stop_ || (!fr.ok && outcome(figure_outcome(fr.code)).host)) {
+    if (stop_ || (!fr.ok && outcome_row(figure_outcome(fr.code)).host)) {
       cleanup(p->runs);
       FileOutcome out;
       if (stop_) out.cancelled = true;
@@ -227,7 +227,7 @@ class BareBackend : public SweepBackend {
       set_failure(row, figure_outcome(fr.code), fr.error_class);
       return true;
     }
-    std::string reason;
+    Outcome reason = Outcome::ok;
     auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);
     if (!png) set_failure(row, reason);
     else classify_png(*png, row, true);

@@ -44,18 +44,24 @@ std::string clean_reason(std::string_view reason) {
 
 std::string describe_size(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
 
-void set_failure(store::SweepResult& row, const std::string& reason, std::optional<std::string> error_class) {
+void set_failure(store::SweepResult& row, Outcome reason, std::optional<std::string> error_class) {
+  if (reason == Outcome::ok) reason = Outcome::unknown;  // a failure is never ok
   row.outcome = "fail";
-  row.reason = clean_reason(reason);
-  if (row.reason == "ok") row.reason = "unknown";  // a failure is never "ok"
+  row.reason = std::string(to_string(reason));
   row.error_class.reset();
   row.canvas.reset();
-  if (row.reason == "plot_error") {
+  if (reason == Outcome::plot_error) {
     std::string c = error_class.value_or("unlisted");
     if (c.empty() || c.size() > 128) c = "unlisted";
     row.error_class = c;
   }
   row.png_bytes.reset();
+}
+
+void set_failure_named(store::SweepResult& row, std::string_view reason) {
+  const std::string clean = clean_reason(reason);
+  set_failure(row, Outcome::unknown);
+  row.reason = clean == "ok" ? "unknown" : clean;
 }
 
 void set_measures(store::SweepResult& row, double wall_s, double cpu_s, double max_rss_mb) {
@@ -74,7 +80,7 @@ void apply_theme_run(const ThemeRun& run, store::SweepResult& row) {
     row.height = run.height;
   }
   row.detail.reset();
-  if (run.outcome == "ok" && run.png) {
+  if (run.outcome == Outcome::ok && run.png) {
     row.outcome = "render";
     row.reason = "ok";
     row.error_class.reset();
@@ -82,8 +88,8 @@ void apply_theme_run(const ThemeRun& run, store::SweepResult& row) {
     row.canvas = run.canvas.empty() ? canvas_of(run.width, run.height) : run.canvas;
     return;
   }
-  set_failure(row, run.outcome == "ok" ? "no_output" : run.outcome, run.error_class);
-  if (row.reason == "canvas_size" && run.width > 0) {
+  set_failure(row, run.outcome == Outcome::ok ? Outcome::no_output : run.outcome, run.error_class);
+  if (run.outcome == Outcome::canvas_size && run.width > 0) {
     row.detail = describe_size(run.width, run.height);
   } else if (run.measured && run.limit) {
     row.detail = std::to_string(static_cast<long long>(*run.measured)) + "/" +

@@ -27,8 +27,11 @@ void apply_theme_run(const ThemeRun& run, store::SweepResult& row);
 void set_measures(store::SweepResult& row, double wall_s, double cpu_s, double max_rss_mb);
 
 // A failed row with a fixed reason (nothing ran, or the run failed before a class was known).
-void set_failure(store::SweepResult& row, const std::string& reason,
-                 std::optional<std::string> error_class = std::nullopt);
+void set_failure(store::SweepResult& row, Outcome reason, std::optional<std::string> error_class = std::nullopt);
+// A failed row whose reason is a name, not an Outcome: a file refused before any run (sweep/files.hpp:
+// unreadable, source_too_large, data_too_large, ...), a server's error code (node_lost), or an
+// outcome's name; kept in the schema's shape ("unknown" otherwise).
+void set_failure_named(store::SweepResult& row, std::string_view reason);
 
 // "WxH" for canvas_size rows, "measured/limit" for limit reasons.
 std::string describe_size(int width, int height);

@@ -68,12 +68,13 @@ struct SweepRunner::State : std::enable_shared_from_this<SweepRunner::State> {
   }
 
   // Every theme fails with the same reason, nothing ran.
-  void record_refused(const SweepTask& task, const std::string& reason) {
+  // reason: the library's support (an Outcome's name) or the file's own refusal (sweep/files.hpp).
+  void record_refused(const SweepTask& task, std::string_view reason) {
     std::vector<store::SweepResult> rows;
     for (const auto& theme : options.themes) {
       store::SweepResult r;
       r.theme = theme;
-      set_failure(r, reason);
+      set_failure_named(r, reason);
       rows.push_back(std::move(r));
     }
     record(task, std::move(rows));
@@ -114,9 +115,9 @@ struct SweepRunner::State : std::enable_shared_from_this<SweepRunner::State> {
         record_refused(task, *task.refused);
         continue;
       }
-      std::string support = backend.support(task.file.library);
-      if (support != "ok") {
-        record_refused(task, support);
+      Outcome support = backend.support(task.file.library);
+      if (support != Outcome::ok) {
+        record_refused(task, to_string(support));
         continue;
       }
       ++in_flight;

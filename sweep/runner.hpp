@@ -12,6 +12,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "runs/outcome.hpp"
 #include "sweep/files.hpp"
 #include "common/theme.hpp"
 #include "store/db.hpp"
@@ -30,9 +31,9 @@ struct FileOutcome {
 class SweepBackend {
  public:
   virtual ~SweepBackend() = default;
-  // "ok", or the reason every theme of such a file fails with before anything runs
+  // ok, or the reason every theme of such a file fails with before anything runs
   // (runtime_unavailable, invalid_library). Same answer in every mode for the same machine.
-  virtual std::string support(const std::string& library) = 0;
+  virtual Outcome support(const std::string& library) = 0;
   // Draws every theme of the task; `done` runs once, on the io_context, never inside start().
   virtual void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
                      std::function<void(FileOutcome)> done) = 0;

@@ -18,7 +18,7 @@ class SandboxBackend : public SweepBackend {
   SandboxBackend(Renderer& renderer, store::Db* ledger, std::string prefix)
       : renderer_(renderer), ledger_(ledger), prefix_(std::move(prefix)) {}
 
-  std::string support(const std::string& library) override { return renderer_.support(library); }
+  Outcome support(const std::string& library) override { return renderer_.support(library); }
 
   void start(const SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(FileOutcome)> done) override {
@@ -40,14 +40,14 @@ class SandboxBackend : public SweepBackend {
         row.theme = theme;
         auto it = r.outputs.find(theme);
         if (it == r.outputs.end()) {
-          set_failure(row, "harness_error");
+          set_failure(row, Outcome::harness_error);
           out.themes.push_back(std::move(row));
           continue;
         }
         ThemeRun& run = it->second;
         if (ledger_) book(job_id, library, run);
-        if (outcome(run.outcome).host && out.error.empty())
-          out.error = "the render path failed on this host in theme " + theme + ": " + run.outcome +
+        if (outcome_row(run.outcome).host && out.error.empty())
+          out.error = "the render path failed on this host in theme " + theme + ": " + std::string(to_string(run.outcome)) +
                       (run.message.empty() ? "" : " (" + run.message + ")");
         apply_theme_run(run, row);
         row.theme = theme;

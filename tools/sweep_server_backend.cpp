@@ -63,8 +63,9 @@ store::SweepResult row_from_answer(const std::string& theme, const nlohmann::jso
   }
   std::optional<std::string> error_class;
   if (out.contains("error") && out["error"].is_object()) error_class = field<std::string>(out["error"], "class");
-  runs::set_failure(row, reason == "ok" ? "no_output" : reason, error_class);
-  if (row.reason == "canvas_size" && row.width && row.height) {
+  const runs::Outcome said = runs::outcome_named(reason);
+  runs::set_failure(row, said == runs::Outcome::ok ? runs::Outcome::no_output : said, error_class);
+  if (said == runs::Outcome::canvas_size && row.width && row.height) {
     row.detail = runs::describe_size(*row.width, *row.height);
   } else if (auto m = field<double>(out, "measured"), l = field<double>(out, "limit"); m && l) {
     row.detail = std::to_string(static_cast<long long>(*m)) + "/" + std::to_string(static_cast<long long>(*l));
@@ -80,8 +81,8 @@ ServerBackend::~ServerBackend() {
     if (t.joinable()) t.join();
 }
 
-std::string ServerBackend::support(const std::string& library) {
-  return runs::find_library(library) ? "ok" : "invalid_library";
+runs::Outcome ServerBackend::support(const std::string& library) {
+  return runs::find_library(library) ? runs::Outcome::ok : runs::Outcome::invalid_library;
 }
 
 void ServerBackend::find_nodes() {
@@ -178,14 +179,14 @@ runs::FileOutcome ServerBackend::call(Node*& node, const std::string& body, cons
         if (!j["outputs"].contains(theme)) {
           store::SweepResult row;
           row.theme = theme;
-          runs::set_failure(row, "harness_error");
+          runs::set_failure(row, runs::Outcome::harness_error);
           out.themes.push_back(row);
         } else {
           out.themes.push_back(row_from_answer(theme, j["outputs"][theme]));
           if (out.themes.back().outcome == "render")  // the report's thumbnail
             if (auto png = base64_decode(field<std::string>(j["outputs"][theme], "png_base64").value_or("")))
               out.pngs[theme] = std::move(*png);
-          if (runs::outcome(out.themes.back().reason).host && out.error.empty())
+          if (runs::outcome_row(runs::outcome_named(out.themes.back().reason)).host && out.error.empty())
             out.error = "the server's render path failed on its host: " + out.themes.back().reason;
         }
       }
@@ -206,7 +207,7 @@ runs::FileOutcome ServerBackend::call(Node*& node, const std::string& body, cons
       for (const auto& theme : themes) {
         store::SweepResult row;
         row.theme = theme;
-        runs::set_failure(row, detail);
+        runs::set_failure_named(row, detail);
         out.themes.push_back(row);
       }
       return out;

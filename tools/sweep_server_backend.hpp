@@ -28,7 +28,7 @@ class ServerBackend : public runs::SweepBackend {
 
   // A library not in the table is refused here as in process; whether this server's runtime can
   // draw the others (runtime_unavailable) it answers itself.
-  std::string support(const std::string& library) override;
+  runs::Outcome support(const std::string& library) override;
   void start(const runs::SweepTask& task, const std::vector<std::string>& themes, double timeout_s,
              std::function<void(runs::FileOutcome)> done) override;
   void cancel_all() override;

@@ -212,7 +212,7 @@ const runs::ThemeRun& theme_of(const std::map<std::string, runs::RenderResult>& 
 
 void check_png(const runs::ThemeRun& r, int width, int height) {
   INFO("theme " << r.theme << " outcome " << r.outcome << ": " << r.message << " stderr: " << r.job.stderr_tail);
-  REQUIRE(r.outcome == "ok");
+  REQUIRE(r.outcome == runs::Outcome::ok);
   REQUIRE(r.png);
   auto size = runs::png_size(*r.png);  // the size as the PNG header says, not as anyone reported it
   REQUIRE(size);
@@ -319,7 +319,7 @@ TEST_CASE("real renders of the catalogue, light and dark, at their exact sizes",
   for (const char* id : {"histogram", "scatter", "sscatter", "violin"}) check_png(theme_of(got, id, "light"), 3200, 1800);
 
   const auto& attribute = theme_of(got, "attribute", "light");
-  CHECK(attribute.outcome == "plot_error");
+  CHECK(attribute.outcome == runs::Outcome::plot_error);
   CHECK(attribute.error_class == "AttributeError");
   CHECK(attribute.error_line == 8);
   CHECK(attribute.exit_code == 30);
@@ -328,13 +328,13 @@ TEST_CASE("real renders of the catalogue, light and dark, at their exact sizes",
   CHECK(theme_of(got, "value-error", "light").error_class == "ValueError");
 
   const auto& none = theme_of(got, "no-output", "light");
-  CHECK(none.outcome == "no_output");
+  CHECK(none.outcome == runs::Outcome::no_output);
   CHECK(none.exit_code == 0);
   CHECK_FALSE(none.png);
 
   // Off the canvas is a render now (issue 14), answered with its size.
   const auto& wrong = theme_of(got, "wrong-size", "light");
-  CHECK(wrong.outcome == "ok");
+  CHECK(wrong.outcome == runs::Outcome::ok);
   CHECK(wrong.canvas == "off");
   CHECK(wrong.width == 800);
   CHECK(wrong.height == 600);
@@ -358,7 +358,7 @@ TEST_CASE("a library the runtime does not hold is runtime_unavailable before any
   for (auto [rt, library] : {std::pair{no_bokeh, "bokeh"}, std::pair{unknown, "matplotlib"}}) {
     INFO(library);
     runs::Renderer r(w.io, *w.launcher, w.figures.get(), rc, rt);
-    CHECK(r.support(library) == "runtime_unavailable");
+    CHECK(r.support(library) == runs::Outcome::runtime_unavailable);
     bool done = false;
     runs::RenderResult result;
     r.render(w.request("absent", library, "x = 1\n"), [&](runs::RenderResult got) {
@@ -367,13 +367,13 @@ TEST_CASE("a library the runtime does not hold is runtime_unavailable before any
     });
     REQUIRE(w.drive_until([&] { return done; }, 30));
     const auto& t = result.outputs.at("light");
-    CHECK(t.outcome == "runtime_unavailable");
+    CHECK(t.outcome == runs::Outcome::runtime_unavailable);
     CHECK(t.job.attempts == 0);
   }
   // The same Renderer with the real runtime serves bokeh (figure mode, drawn by Chromium).
   runs::Renderer full(w.io, *w.launcher, w.figures.get(), rc, real);
-  CHECK(full.support("bokeh") == "ok");
-  CHECK(full.support("lets-plot") == "ok");
+  CHECK(full.support("bokeh") == runs::Outcome::ok);
+  CHECK(full.support("lets-plot") == runs::Outcome::ok);
 }
 
 TEST_CASE("hostile and failing renders end with their own outcome", "[e2e]") {
@@ -415,38 +415,38 @@ TEST_CASE("hostile and failing renders end with their own outcome", "[e2e]") {
   check_png(hostile, 3200, 1800);  // drawn as data: nothing ran, nothing was fetched (figure tests)
 
   const auto& bomb = theme_of(got, "bomb", "light");
-  CHECK(bomb.outcome == "figure_invalid");
+  CHECK(bomb.outcome == runs::Outcome::figure_invalid);
   CHECK(bomb.figure_code == "figure_too_deep");
   CHECK(bomb.exit_code == 0);
   CHECK_FALSE(bomb.png);
 
   const auto& big = theme_of(got, "json-too-large", "light");
-  CHECK(big.outcome == "output_too_large");
+  CHECK(big.outcome == runs::Outcome::output_too_large);
   const auto cap = static_cast<double>(sb::FigureConfig{}.figure_max_bytes);  // PLOTQ_FIGURE_MAX_BYTES' default
   CHECK(big.limit == cap);
   CHECK(big.measured.value_or(0) > cap);
   CHECK(big.message == "The figure is larger than 16 MiB.");
 
   const auto& link = theme_of(got, "planted-link", "light");
-  CHECK(link.outcome == "output_rejected");
+  CHECK(link.outcome == runs::Outcome::output_rejected);
   CHECK_FALSE(link.png);
   CHECK(link.job.message.find("plot-light.json") != std::string::npos);
 
   // A second file in the work dir is allowed now (issue 14: what a file writes in its own work dir
   // stays allowed within the disk caps; only plot-<theme>.png is collected). It was guard_refused.
   const auto& second = theme_of(got, "second-file", "light");
-  CHECK(second.outcome == "ok");
+  CHECK(second.outcome == runs::Outcome::ok);
   CHECK(second.exit_code == 0);
   check_png(second, 3200, 1800);
 
   const auto& slow = theme_of(got, "timeout", "light");
-  CHECK(slow.outcome == "timeout");
+  CHECK(slow.outcome == runs::Outcome::timeout);
   CHECK(slow.timed_out);
   CHECK_FALSE(slow.exit_code);
 
-  CHECK(theme_of(got, "unknown", "light").outcome == "invalid_library");
+  CHECK(theme_of(got, "unknown", "light").outcome == runs::Outcome::invalid_library);
   CHECK(theme_of(got, "unknown", "light").job.attempts == 0);  // no sandbox started
-  CHECK(theme_of(got, "bad-theme", "light").outcome == "invalid_request");
+  CHECK(theme_of(got, "bad-theme", "light").outcome == runs::Outcome::invalid_request);
   check_png(theme_of(got, "data", "light"), 3200, 1800);
 }
 
@@ -466,9 +466,9 @@ TEST_CASE("cancel kills the running theme, skips the next, and draws nothing aft
   CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 10);
   CHECK(handle.done());
   REQUIRE(result.outputs.size() == 2);
-  CHECK(result.outputs.at("light").outcome == "cancelled");
+  CHECK(result.outputs.at("light").outcome == runs::Outcome::cancelled);
   CHECK(result.outputs.at("light").job.attempts >= 1);  // it ran and was killed
-  CHECK(result.outputs.at("dark").outcome == "cancelled");
+  CHECK(result.outputs.at("dark").outcome == runs::Outcome::cancelled);
   CHECK(result.outputs.at("dark").job.attempts == 0);  // never started
   CHECK(w.launcher->running() == 0);
 
@@ -492,10 +492,10 @@ TEST_CASE("cancel kills the running theme, skips the next, and draws nothing aft
   }
   REQUIRE(done);
   REQUIRE(cancelled);
-  CHECK(result.outputs.at("light").outcome == "cancelled");
+  CHECK(result.outputs.at("light").outcome == runs::Outcome::cancelled);
   CHECK_FALSE(result.outputs.at("light").png);
   CHECK(result.outputs.at("light").exit_code == 0);  // the plot step itself had finished
-  CHECK(result.outputs.at("dark").outcome == "cancelled");
+  CHECK(result.outputs.at("dark").outcome == runs::Outcome::cancelled);
   CHECK(result.outputs.at("dark").job.attempts == 0);
   // The dropped draw still answers later; its JSON and PNG are removed then.
   auto settle = Clock::now() + std::chrono::seconds(20);
@@ -633,10 +633,10 @@ TEST_CASE("a render cancelled while Chromium draws its figure stops the draw", "
   handle.cancel();
   REQUIRE(w.drive_until([&] { return done; }, 10));
   CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 1);
-  CHECK(result.outputs.at("light").outcome == "cancelled");
+  CHECK(result.outputs.at("light").outcome == runs::Outcome::cancelled);
   CHECK(result.outputs.at("light").exit_code == 0);  // its plot step had finished
   CHECK_FALSE(result.outputs.at("light").png);
-  CHECK(result.outputs.at("dark").outcome == "cancelled");
+  CHECK(result.outputs.at("dark").outcome == runs::Outcome::cancelled);
   CHECK(result.outputs.at("dark").job.attempts == 0);
   // The draw itself was stopped: the renderer acknowledged the cancel (page closed) and was not
   // replaced; the figure files are removed.

@@ -109,50 +109,51 @@ TEST_CASE("library_support: the table against what the runtime holds", "[support
     // Chromium; a language with no runtime here (Julia, mode none) is never available.
     bool none = l.mode == runs::RenderMode::none;
     bool chromium = l.mode == runs::RenderMode::figure || l.mode == runs::RenderMode::snippet;
-    CHECK(runs::library_support(l.name, all, true) == (none ? "runtime_unavailable" : "ok"));
-    CHECK(runs::library_support(l.name, all, false) == (none || chromium ? "runtime_unavailable" : "ok"));
+    CHECK(runs::library_support(l.name, all, true) == (none ? runs::Outcome::runtime_unavailable : runs::Outcome::ok));
+    CHECK(runs::library_support(l.name, all, false) ==
+          (none || chromium ? runs::Outcome::runtime_unavailable : runs::Outcome::ok));
   }
   // R: its packages are the R runtime's; one missing (or no R runtime at all) is runtime_unavailable.
   auto no_ragg = all;
   no_ragg.erase("ragg");
-  CHECK(runs::library_support("ggplot2", no_ragg, false) == "runtime_unavailable");
-  CHECK(runs::library_support("ggplot2", {}, true) == "runtime_unavailable");
+  CHECK(runs::library_support("ggplot2", no_ragg, false) == runs::Outcome::runtime_unavailable);
+  CHECK(runs::library_support("ggplot2", {}, true) == runs::Outcome::runtime_unavailable);
   runs::Runtime r_rt;
   r_rt.id = "0123456789ab";
   r_rt.r = "4.2.2";
   r_rt.packages = {{"R", "4.2.2"}, {"ggplot2", "3.4.1"}, {"ragg", "1.2.5"}};
-  CHECK(runs::render_support("ggplot2", r_rt, nullptr) == "ok");  // no Chromium needed
+  CHECK(runs::render_support("ggplot2", r_rt, nullptr) == runs::Outcome::ok);  // no Chromium needed
   r_rt.packages.erase("ragg");
-  CHECK(runs::render_support("ggplot2", r_rt, nullptr) == "runtime_unavailable");
-  CHECK(runs::library_support("makie", all, true) == "runtime_unavailable");
+  CHECK(runs::render_support("ggplot2", r_rt, nullptr) == runs::Outcome::runtime_unavailable);
+  CHECK(runs::library_support("makie", all, true) == runs::Outcome::runtime_unavailable);
   // A package the manifest does not list: runtime_unavailable, for that library only.
   auto no_cairo = all;
   no_cairo.erase("cairosvg");
-  CHECK(runs::library_support("pygal", no_cairo, true) == "runtime_unavailable");
-  CHECK(runs::library_support("altair", no_cairo, true) == "ok");
+  CHECK(runs::library_support("pygal", no_cairo, true) == runs::Outcome::runtime_unavailable);
+  CHECK(runs::library_support("altair", no_cairo, true) == runs::Outcome::ok);
   auto no_vl = all;
   no_vl.erase("vl-convert-python");
-  CHECK(runs::library_support("altair", no_vl, true) == "runtime_unavailable");
+  CHECK(runs::library_support("altair", no_vl, true) == runs::Outcome::runtime_unavailable);
   auto no_mpl = all;
   no_mpl.erase("matplotlib");
-  for (const char* l : {"matplotlib", "seaborn", "plotnine"}) CHECK(runs::library_support(l, no_mpl, true) == "runtime_unavailable");
-  CHECK(runs::library_support("plotly", no_mpl, true) == "ok");
+  for (const char* l : {"matplotlib", "seaborn", "plotnine"}) CHECK(runs::library_support(l, no_mpl, true) == runs::Outcome::runtime_unavailable);
+  CHECK(runs::library_support("plotly", no_mpl, true) == runs::Outcome::ok);
   // An unknown runtime (no manifest) holds nothing.
-  CHECK(runs::library_support("matplotlib", {}, true) == "runtime_unavailable");
+  CHECK(runs::library_support("matplotlib", {}, true) == runs::Outcome::runtime_unavailable);
   // Names not in the table, whatever the runtime holds.
-  CHECK(runs::library_support("ggplot", all, true) == "invalid_library");
-  CHECK(runs::library_support("letsplot", all, true) == "invalid_library");  // a file stem, not a name
-  CHECK(runs::library_support("", all, true) == "invalid_library");
+  CHECK(runs::library_support("ggplot", all, true) == runs::Outcome::invalid_library);
+  CHECK(runs::library_support("letsplot", all, true) == runs::Outcome::invalid_library);  // a file stem, not a name
+  CHECK(runs::library_support("", all, true) == runs::Outcome::invalid_library);
   // render_support is the same rule over a Runtime and a FigureRenderer (null: none here).
   runs::Runtime rt;
   rt.id = "0123456789ab";
   rt.packages = all;
-  CHECK(runs::render_support("lets-plot", rt, nullptr) == "ok");
-  CHECK(runs::render_support("bokeh", rt, nullptr) == "runtime_unavailable");
+  CHECK(runs::render_support("lets-plot", rt, nullptr) == runs::Outcome::ok);
+  CHECK(runs::render_support("bokeh", rt, nullptr) == runs::Outcome::runtime_unavailable);
   // A JavaScript snippet needs no Python package, only the figure renderer's page for it.
-  CHECK(runs::library_support("chartjs", {}, true) == "ok");
-  CHECK(runs::render_support("muix", rt, nullptr) == "runtime_unavailable");
-  CHECK(runs::render_support("ggplot", rt, nullptr) == "invalid_library");
+  CHECK(runs::library_support("chartjs", {}, true) == runs::Outcome::ok);
+  CHECK(runs::render_support("muix", rt, nullptr) == runs::Outcome::runtime_unavailable);
+  CHECK(runs::render_support("ggplot", rt, nullptr) == runs::Outcome::invalid_library);
 }
 
 TEST_CASE("the library table: fifteen libraries, their modes, languages and catalogue file stems", "[support]") {
@@ -285,7 +286,7 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
     auto j = job_with(0, record("plot", "light", 0, "ok"));
     j.outputs["plot-light.png"] = png_header(3200, 1800);
     ThemeRun r = runs::interpret_render_job(j, "plot", "light");
-    CHECK(r.outcome == "ok");
+    CHECK(r.outcome == runs::Outcome::ok);
     REQUIRE(r.png);
     CHECK(*r.png == png_header(3200, 1800));
     CHECK(r.width == 3200);
@@ -297,7 +298,7 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
   }
   SECTION("no PNG: no_output") {
     ThemeRun r = runs::interpret_render_job(job_with(0, record("plot", "dark", 0, "ok")), "plot", "dark");
-    CHECK(r.outcome == "no_output");
+    CHECK(r.outcome == runs::Outcome::no_output);
     CHECK_FALSE(r.png);
   }
   SECTION("another size is still a render, off the canvas (issue 14: a PNG the file drew is a render)") {
@@ -306,7 +307,7 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
     auto j = job_with(0, record("plot", "light", 0, "ok"));
     j.outputs["plot-light.png"] = png_header(800, 600);
     ThemeRun r = runs::interpret_render_job(j, "plot", "light");
-    CHECK(r.outcome == "ok");
+    CHECK(r.outcome == runs::Outcome::ok);
     CHECK(r.canvas == "off");
     CHECK(r.width == 800);
     CHECK(r.height == 600);
@@ -320,13 +321,13 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
   SECTION("not a PNG: output_rejected") {
     auto j = job_with(0, record("plot", "light", 0, "ok"));
     j.outputs["plot-light.png"] = "GIF89a....";
-    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == "output_rejected");
+    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == runs::Outcome::output_rejected);
   }
   SECTION("figure mode keeps the JSON for the screenshot step") {
     auto j = job_with(0, record("figure", "light", 0, "ok"));
     j.outputs["plot-light.json"] = R"({"data": []})";
     ThemeRun r = runs::interpret_render_job(j, "figure", "light");
-    CHECK(r.outcome == "ok");
+    CHECK(r.outcome == runs::Outcome::ok);
     CHECK_FALSE(r.png);
     CHECK(r.job.outputs.at("plot-light.json") == R"({"data": []})");
     CHECK(r.job.outputs.size() == 1);
@@ -338,7 +339,7 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
     auto rec = record("plot", "light", 30, "plot_error");
     rec["error"] = {{"class", "AttributeError"}, {"line", 8}};
     ThemeRun r = runs::interpret_render_job(job_with(30, rec), "plot", "light");
-    CHECK(r.outcome == "plot_error");
+    CHECK(r.outcome == runs::Outcome::plot_error);
     CHECK(r.error_class == "AttributeError");
     CHECK(r.error_line == 8);
     CHECK(r.exit_code == 30);
@@ -348,7 +349,7 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
     auto rec = record("plot", "light", 31, "guard_refused");
     rec["refusal"] = {{"rule", "open"}, {"line", 3}};
     ThemeRun r = runs::interpret_render_job(job_with(31, rec), "plot", "light");
-    CHECK(r.outcome == "guard_refused");
+    CHECK(r.outcome == runs::Outcome::guard_refused);
     CHECK(r.refusal_rule == "open");
     CHECK(r.error_line == 3);
   }
@@ -362,34 +363,34 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
     rec["measured"] = 600001;
     rec["limit"] = 524288;
     ThemeRun r = runs::interpret_render_job(job_with(34, rec), "plot", "light");
-    CHECK(r.outcome == "source_invalid");
+    CHECK(r.outcome == runs::Outcome::source_invalid);
     CHECK(r.measured == 600001);
     CHECK(r.limit == 524288);
   }
   SECTION("records that contradict the process: harness_error, never success") {
     auto j = job_with(0, record("plot", "light", 30, "plot_error"));  // record says 30, process 0
     j.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == "harness_error");
+    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == runs::Outcome::harness_error);
     auto k = job_with(0, record("plot", "light", 0, "plot_error"));  // exit 0 with a failure reason
     k.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(k, "plot", "light").outcome == "harness_error");
+    CHECK(runs::interpret_render_job(k, "plot", "light").outcome == runs::Outcome::harness_error);
     auto m = job_with(0, record("figure", "light", 0, "ok"));  // another mode's record
     m.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(m, "plot", "light").outcome == "harness_error");
+    CHECK(runs::interpret_render_job(m, "plot", "light").outcome == runs::Outcome::harness_error);
     auto t = job_with(0, record("plot", "dark", 0, "ok"));  // another theme's record
     t.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(t, "plot", "light").outcome == "harness_error");
+    CHECK(runs::interpret_render_job(t, "plot", "light").outcome == runs::Outcome::harness_error);
     auto n = job_with(7, record("plot", "light", 7, "plot_error"));  // a code outside the vocabulary
-    CHECK(runs::interpret_render_job(n, "plot", "light").outcome == "harness_error");
+    CHECK(runs::interpret_render_job(n, "plot", "light").outcome == runs::Outcome::harness_error);
     sb::JobResult none;
     none.reason = sb::Reason::ok;
     none.exit_code = 0;
     none.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(none, "plot", "light").outcome == "harness_error");
+    CHECK(runs::interpret_render_job(none, "plot", "light").outcome == runs::Outcome::harness_error);
     sb::JobResult deep = job_with(0, record("plot", "light", 0, "ok"));
     deep.outputs["result.json"] = std::string(5000, '[') + std::string(5000, ']');
     deep.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(deep, "plot", "light").outcome == "harness_error");
+    CHECK(runs::interpret_render_job(deep, "plot", "light").outcome == runs::Outcome::harness_error);
   }
   SECTION("the sandbox's verdict comes first") {
     sb::JobResult j = job_with(0, record("plot", "light", 0, "ok"));
@@ -398,7 +399,7 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
     j.exit_code.reset();
     j.outputs["plot-light.png"] = png_header(3200, 1800);
     ThemeRun r = runs::interpret_render_job(j, "plot", "light");
-    CHECK(r.outcome == "timeout");
+    CHECK(r.outcome == runs::Outcome::timeout);
     CHECK(r.timed_out);
     CHECK_FALSE(r.exit_code);
     CHECK_FALSE(r.png);
@@ -407,33 +408,33 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
     big.measured = 11e6;
     big.limit = 10485760;
     ThemeRun b = runs::interpret_render_job(big, "plot", "light");
-    CHECK(b.outcome == "output_too_large");
+    CHECK(b.outcome == runs::Outcome::output_too_large);
     CHECK(b.measured == 11e6);
     CHECK(b.message == "The image is larger than 10 MiB.");
     sb::JobResult link;
     link.reason = sb::Reason::output_rejected;
-    CHECK(runs::interpret_render_job(link, "figure", "light").outcome == "output_rejected");
+    CHECK(runs::interpret_render_job(link, "figure", "light").outcome == runs::Outcome::output_rejected);
   }
 }
 
 TEST_CASE("figure_outcome maps the screenshot step's codes like the sweep does", "[figure]") {
-  CHECK(runs::figure_outcome("figure_too_deep") == "figure_invalid");
-  CHECK(runs::figure_outcome("figure_invalid") == "figure_invalid");
-  CHECK(runs::figure_outcome("figure_empty") == "figure_invalid");
-  CHECK(runs::figure_outcome("figure_size_invalid") == "figure_invalid");
-  CHECK(runs::figure_outcome("figure_not_regular") == "output_rejected");
-  CHECK(runs::figure_outcome("figure_too_large") == "output_too_large");
-  CHECK(runs::figure_outcome("no_webgl") == "no_webgl");
-  CHECK(runs::figure_outcome("draw_failed") == "draw_failed");
-  CHECK(runs::figure_outcome("timeout") == "timeout");
-  CHECK(runs::figure_outcome("size_mismatch") == "canvas_size");
-  CHECK(runs::figure_outcome("browser_failed") == "renderer_error");
-  CHECK(runs::figure_outcome("busy") == "renderer_error");
-  CHECK(runs::figure_outcome("shutdown") == "cancelled");
+  CHECK(runs::figure_outcome("figure_too_deep") == runs::Outcome::figure_invalid);
+  CHECK(runs::figure_outcome("figure_invalid") == runs::Outcome::figure_invalid);
+  CHECK(runs::figure_outcome("figure_empty") == runs::Outcome::figure_invalid);
+  CHECK(runs::figure_outcome("figure_size_invalid") == runs::Outcome::figure_invalid);
+  CHECK(runs::figure_outcome("figure_not_regular") == runs::Outcome::output_rejected);
+  CHECK(runs::figure_outcome("figure_too_large") == runs::Outcome::output_too_large);
+  CHECK(runs::figure_outcome("no_webgl") == runs::Outcome::no_webgl);
+  CHECK(runs::figure_outcome("draw_failed") == runs::Outcome::draw_failed);
+  CHECK(runs::figure_outcome("timeout") == runs::Outcome::timeout);
+  CHECK(runs::figure_outcome("size_mismatch") == runs::Outcome::canvas_size);
+  CHECK(runs::figure_outcome("browser_failed") == runs::Outcome::renderer_error);
+  CHECK(runs::figure_outcome("busy") == runs::Outcome::renderer_error);
+  CHECK(runs::figure_outcome("shutdown") == runs::Outcome::cancelled);
   // JavaScript snippets, in the Python render's own words.
-  CHECK(runs::figure_outcome("snippet_error") == "plot_error");
-  CHECK(runs::figure_outcome("import_refused") == "guard_refused");
-  CHECK(runs::figure_outcome("blank") == "blank");
-  CHECK(runs::figure_outcome("navigated") == "navigated");
-  CHECK(runs::figure_outcome("library_unavailable") == "runtime_unavailable");
+  CHECK(runs::figure_outcome("snippet_error") == runs::Outcome::plot_error);
+  CHECK(runs::figure_outcome("import_refused") == runs::Outcome::guard_refused);
+  CHECK(runs::figure_outcome("blank") == runs::Outcome::blank);
+  CHECK(runs::figure_outcome("navigated") == runs::Outcome::navigated);
+  CHECK(runs::figure_outcome("library_unavailable") == runs::Outcome::runtime_unavailable);
 }

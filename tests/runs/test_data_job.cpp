@@ -48,15 +48,15 @@ TEST_CASE("the spec gives the job the parser's table caps - the harness has no c
 }
 
 TEST_CASE("a table over a cap is described with the cap the job was given") {
-  auto said = [](const char* outcome) {
+  auto said = [](runs::Outcome outcome) {
     runs::DataRunResult r;
     r.outcome = outcome;
     return runs::describe(r);
   };
-  CHECK(said("too_many_rows") == "The table has more than 20,000 rows.");
-  CHECK(said("too_many_columns") == "The table has more than 50 columns.");
-  CHECK(said("too_large") == "The table is larger than 200 KiB as CSV.");
-  CHECK(said("cell_too_long") == "A cell or column name is longer than 200 characters.");
+  CHECK(said(runs::Outcome::too_many_rows) == "The table has more than 20,000 rows.");
+  CHECK(said(runs::Outcome::too_many_columns) == "The table has more than 50 columns.");
+  CHECK(said(runs::Outcome::too_large) == "The table is larger than 200 KiB as CSV.");
+  CHECK(said(runs::Outcome::cell_too_long) == "A cell or column name is longer than 200 characters.");
 }
 
 TEST_CASE("a clean run gives the CSV and its shape") {
@@ -65,7 +65,7 @@ TEST_CASE("a clean run gives the CSV and its shape") {
   j.outputs["out.csv"] = csv;
   j.outputs["result.json"] = ok_record(csv, 1, 2);
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "ok");
+  CHECK(r.outcome == runs::Outcome::ok);
   REQUIRE(r.csv_text);
   CHECK(*r.csv_text == csv);
   CHECK(r.rows == 1);
@@ -78,7 +78,7 @@ TEST_CASE("out.csv that does not match the recorded digest is never success") {
   j.outputs["out.csv"] = "x\n666\n";
   j.outputs["result.json"] = ok_record("x\n1\n", 1, 1);
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "harness_error");
+  CHECK(r.outcome == runs::Outcome::harness_error);
   CHECK_FALSE(r.csv_text);
 }
 
@@ -89,7 +89,7 @@ TEST_CASE("out.csv that is not UTF-8 is never success - even with its digest rec
   j.outputs["out.csv"] = csv;
   j.outputs["result.json"] = ok_record(csv, 1, 2);
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "harness_error");
+  CHECK(r.outcome == runs::Outcome::harness_error);
   CHECK_FALSE(r.csv_text);
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("exit 0 without a record (os._exit(0) from the snippet) is never succe
   auto j = exited(0);
   j.outputs["out.csv"] = "x\n1\n";
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "harness_error");
+  CHECK(r.outcome == runs::Outcome::harness_error);
   CHECK_FALSE(r.csv_text);
 }
 
@@ -107,17 +107,17 @@ TEST_CASE("a record whose reason the harness never writes is harness_error - nev
     auto j = exited(5);
     j.outputs["result.json"] = nlohmann::json{{"exit_code", 5}, {"reason", reason}}.dump();
     auto r = runs::interpret_data_job(j);
-    CHECK(r.outcome == "harness_error");
+    CHECK(r.outcome == runs::Outcome::harness_error);
   }
   auto j = exited(5);
   j.outputs["result.json"] = R"({"exit_code":5,"reason":"guard_refused","refusal":{"rule":"open"}})";
-  CHECK(runs::interpret_data_job(j).outcome == "guard_refused");
+  CHECK(runs::interpret_data_job(j).outcome == runs::Outcome::guard_refused);
 }
 
 TEST_CASE("a record whose exit code differs from the process is refused") {
   auto j = exited(12);
   j.outputs["result.json"] = R"({"exit_code":0,"reason":"ok","sha256":"x"})";
-  CHECK(runs::interpret_data_job(j).outcome == "harness_error");
+  CHECK(runs::interpret_data_job(j).outcome == runs::Outcome::harness_error);
 }
 
 TEST_CASE("a snippet error gives class and line, never a message") {
@@ -125,7 +125,7 @@ TEST_CASE("a snippet error gives class and line, never a message") {
   j.outputs["result.json"] =
       R"({"exit_code":12,"reason":"snippet_error","error":{"class":"ZeroDivisionError","line":3},"refusal":null})";
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "snippet_error");
+  CHECK(r.outcome == runs::Outcome::snippet_error);
   CHECK(r.error_class == "ZeroDivisionError");
   CHECK(r.error_line == 3);
   CHECK(runs::describe(r) == "The code raised ZeroDivisionError at line 3.");
@@ -145,11 +145,11 @@ TEST_CASE("validation findings are read from validation.json") {
   j.outputs["validation.json"] =
       R"({"findings":[{"code":"banned-name","line":2,"message":"open is not allowed"}]})";
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "validation");
+  CHECK(r.outcome == runs::Outcome::validation);
   REQUIRE(r.findings.size() == 1);
   CHECK(r.findings[0].code == "banned-name");
   CHECK(r.findings[0].line == 2);
-  CHECK(runs::outcome(r.outcome).refusal);
+  CHECK(runs::outcome_row(r.outcome).refusal);
 }
 
 // Valid JSON nested past the records' cap: nlohmann would parse it (and the record would pass),
@@ -165,7 +165,7 @@ TEST_CASE("a result.json nested deeper than a record is refused unparsed") {
   REQUIRE(nlohmann::json::parse(rec, nullptr, false).is_object());
   j.outputs["result.json"] = rec;
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "harness_error");
+  CHECK(r.outcome == runs::Outcome::harness_error);
   CHECK_FALSE(r.csv_text);
 }
 
@@ -176,16 +176,16 @@ TEST_CASE("a validation.json nested deeper than a record is refused unparsed") {
   REQUIRE(nlohmann::json::parse(v, nullptr, false).is_object());
   j.outputs["validation.json"] = v;
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "harness_error");
+  CHECK(r.outcome == runs::Outcome::harness_error);
   CHECK(r.findings.empty());
 }
 
 TEST_CASE("an exit for validation without a readable validation.json is harness_error") {
   auto j = exited(10);
   j.outputs["result.json"] = R"({"exit_code":10,"reason":"validation"})";
-  CHECK(runs::interpret_data_job(j).outcome == "harness_error");
+  CHECK(runs::interpret_data_job(j).outcome == runs::Outcome::harness_error);
   j.outputs["validation.json"] = "{not json";
-  CHECK(runs::interpret_data_job(j).outcome == "harness_error");
+  CHECK(runs::interpret_data_job(j).outcome == runs::Outcome::harness_error);
 }
 
 TEST_CASE("a host stop wins over whatever the records say") {
@@ -194,22 +194,22 @@ TEST_CASE("a host stop wins over whatever the records say") {
   j.timed_out = true;
   j.outputs["result.json"] = R"({"exit_code":0,"reason":"ok"})";
   auto r = runs::interpret_data_job(j);
-  CHECK(r.outcome == "timeout");
+  CHECK(r.outcome == runs::Outcome::timeout);
   CHECK(runs::describe(r) == "The code did not finish within the time limit.");
 }
 
 TEST_CASE("ledger rows: ok, refused and failed") {
   runs::RunWho who{"job-1", "alice", std::nullopt, std::nullopt};
-  auto ok = runs::ledger_row(who, store::RunKind::data, exited(0), "ok", 0.5);
+  auto ok = runs::ledger_row(who, store::RunKind::data, exited(0), runs::Outcome::ok, 0.5);
   CHECK(ok.outcome == store::RunOutcome::ok);
   CHECK_FALSE(ok.refusal_code);
-  auto refused = runs::ledger_row(who, store::RunKind::data, exited(11), "guard_refused", 0);
+  auto refused = runs::ledger_row(who, store::RunKind::data, exited(11), runs::Outcome::guard_refused, 0);
   CHECK(refused.outcome == store::RunOutcome::refused);
   CHECK(refused.refusal_code == "guard_refused");
-  auto failed = runs::ledger_row(who, store::RunKind::data, exited(12), "snippet_error", 0);
+  auto failed = runs::ledger_row(who, store::RunKind::data, exited(12), runs::Outcome::snippet_error, 0);
   CHECK(failed.outcome == store::RunOutcome::failed);
   CHECK(failed.reason == "snippet_error");
-  auto before = runs::refused_row(who, store::RunKind::data, "capacity");
+  auto before = runs::refused_row(who, store::RunKind::data, runs::Outcome::capacity);
   CHECK(before.outcome == store::RunOutcome::refused);
   CHECK(before.refusal_code == "capacity");
 }

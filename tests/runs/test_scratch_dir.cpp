@@ -68,13 +68,13 @@ TEST_CASE("a scratch dir that cannot be made is not ok") {
 }
 
 TEST_CASE("a refused render answers each known theme not started with the code and no attempt") {
-  auto r = plotq::runs::refused_render({"light", "dark"}, "runtime_unavailable");
+  auto r = plotq::runs::refused_render({"light", "dark"}, plotq::runs::Outcome::runtime_unavailable);
   REQUIRE(r.outputs.size() == 2);
   for (const auto& [theme, run] : r.outputs) {
     CHECK(run.theme == theme);
-    CHECK(run.outcome == "runtime_unavailable");
+    CHECK(run.outcome == plotq::runs::Outcome::runtime_unavailable);
     CHECK(run.job.attempts == 0);
     CHECK_FALSE(run.message.empty());
   }
-  CHECK(plotq::runs::not_started("light", "cancelled", "plot").mode == "plot");
+  CHECK(plotq::runs::not_started("light", plotq::runs::Outcome::cancelled, "plot").mode == "plot");
 }

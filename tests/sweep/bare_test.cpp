@@ -315,13 +315,13 @@ TEST_CASE("bare: the backend serves what the configured runtime holds, by the re
   auto backend = make_bare_backend(io, c, vocabulary(), nullptr, rt);
   for (const char* l : {"matplotlib", "seaborn", "plotnine", "altair", "pygal", "lets-plot"}) {
     INFO(l);
-    CHECK(backend->support(l) == "ok");
+    CHECK(backend->support(l) == runs::Outcome::ok);
   }
-  CHECK(backend->support("plotly") == "runtime_unavailable");  // no figure renderer given
-  CHECK(backend->support("bokeh") == "runtime_unavailable");
-  CHECK(backend->support("ggplot") == "invalid_library");
+  CHECK(backend->support("plotly") == runs::Outcome::runtime_unavailable);  // no figure renderer given
+  CHECK(backend->support("bokeh") == runs::Outcome::runtime_unavailable);
+  CHECK(backend->support("ggplot") == runs::Outcome::invalid_library);
   rt.packages.erase("pygal");
   auto without = make_bare_backend(io, c, vocabulary(), nullptr, rt);
-  CHECK(without->support("pygal") == "runtime_unavailable");
-  CHECK(without->support("altair") == "ok");
+  CHECK(without->support("pygal") == runs::Outcome::runtime_unavailable);
+  CHECK(without->support("altair") == runs::Outcome::ok);
 }

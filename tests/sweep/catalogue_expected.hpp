@@ -102,7 +102,7 @@ inline std::map<std::string, Expected> catalogue_js_expected() {
 // canvas, fail-r-error a simpleError, fail-no-output no_output; without the R runtime (runtime/r)
 // every one is runtime_unavailable in both modes.
 inline std::map<std::string, Expected> catalogue_r_expected() {
-  const bool r = runs::render_support("ggplot2", runs::Runtime{}, nullptr) == "ok";
+  const bool r = runs::render_support("ggplot2", runs::Runtime{}, nullptr) == runs::Outcome::ok;
   const std::string p = "plots/";
   const std::string rr = "/implementations/r/ggplot2.R";
   auto e = [&](Expected x) { return r ? x : Expected{"runtime_unavailable", 0, 0, ""}; };

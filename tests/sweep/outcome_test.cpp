@@ -103,7 +103,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
 
   ThemeRun err;
   err.theme = "dark";
-  err.outcome = "plot_error";
+  err.outcome = Outcome::plot_error;
   err.error_class = "ValueError";
   err.exit_code = 12;
   apply_theme_run(err, row);
@@ -114,7 +114,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   CHECK_FALSE(row.canvas);  // set for renders only
 
   ThemeRun size;  // figure mode only: the renderer sets the canvas itself
-  size.outcome = "canvas_size";
+  size.outcome = Outcome::canvas_size;
   size.width = 800;
   size.height = 600;
   apply_theme_run(size, row);
@@ -123,7 +123,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   CHECK(row.detail == "800x600");
 
   ThemeRun mem;
-  mem.outcome = "memory";
+  mem.outcome = Outcome::memory;
   mem.measured = 1100;
   mem.limit = 1024;
   apply_theme_run(mem, row);
@@ -131,13 +131,17 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   CHECK(row.detail == "1100/1024");
 
   ThemeRun no_class;
-  no_class.outcome = "plot_error";
+  no_class.outcome = Outcome::plot_error;
   apply_theme_run(no_class, row);
   CHECK(row.error_class == "unlisted");
 
-  ThemeRun odd;
-  odd.outcome = "Weird Reason!";
-  apply_theme_run(odd, row);
+  // A name outside the schema's shape, given as a file's refusal, is kept as "unknown".
+  plotq::runs::set_failure_named(row, "Weird Reason!");
+  CHECK(row.outcome == "fail");
+  CHECK(row.reason == "unknown");
+  plotq::runs::set_failure_named(row, "node_lost");
+  CHECK(row.reason == "node_lost");
+  plotq::runs::set_failure_named(row, "ok");  // a failure is never ok
   CHECK(row.reason == "unknown");
 }
 
@@ -145,14 +149,14 @@ TEST_CASE("outcome: host failures are not outcomes of a file (runs/outcome.cpp's
   for (const char* r : {"launcher", "sandbox_lost", "sandbox_unavailable", "low_memory", "io", "renderer_error", "cancelled", "stuck",
                         "exec_denied"}) {
     INFO(r);
-    CHECK(plotq::runs::outcome(r).host);
+    CHECK(plotq::runs::outcome_row(plotq::runs::outcome_named(r)).host);
   }
   // Everything a file can bring about by itself is its outcome: a hostile file must not stop a sweep.
   for (const char* r : {"ok", "plot_error", "plot_exit", "guard_refused", "timeout", "memory", "cpu", "crashed",
                         "no_output", "canvas_size", "harness_error", "internal_error", "runtime_unavailable",
                         "draw_failed", "Weird Reason!"}) {
     INFO(r);
-    CHECK_FALSE(plotq::runs::outcome(r).host);
+    CHECK_FALSE(plotq::runs::outcome_row(plotq::runs::outcome_named(r)).host);
   }
 }
 

@@ -17,7 +17,7 @@ namespace {
 struct FakeBackend : SweepBackend {
   explicit FakeBackend(boost::asio::io_context& i) : io(i) {}
   boost::asio::io_context& io;
-  std::map<std::string, std::string> support_of;
+  std::map<std::string, Outcome> support_of;
   std::vector<std::string> started;
   int in_flight = 0, max_in_flight = 0;
   double delay_s = 0.005;
@@ -25,9 +25,9 @@ struct FakeBackend : SweepBackend {
   std::function<FileOutcome(const SweepTask&, const std::vector<std::string>&)> answer;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> timers;
 
-  std::string support(const std::string& library) override {
+  Outcome support(const std::string& library) override {
     auto it = support_of.find(library);
-    return it == support_of.end() ? "ok" : it->second;
+    return it == support_of.end() ? Outcome::ok : it->second;
   }
   void start(const SweepTask& task, const std::vector<std::string>& themes, double,
              std::function<void(FileOutcome)> done) override {
@@ -136,7 +136,7 @@ TEST_CASE("runner: unsupported libraries and over-cap files fail without running
   f.add("plots/b/implementations/python/bokeh.py", "import bokeh\n");
   f.add("plots/c/implementations/python/altair.py", "import altair\n");
   f.add("plots/d/implementations/python/matplotlib.py", std::string(kMaxRenderSourceChars + 10, '#'));
-  f.backend.support_of = {{"bokeh", "runtime_unavailable"}, {"altair", "invalid_library"}};
+  f.backend.support_of = {{"bokeh", Outcome::runtime_unavailable}, {"altair", Outcome::invalid_library}};
   RunnerOptions o;
   o.themes = {"light", "dark"};
   SweepCounts c = f.run(o);
@@ -198,7 +198,7 @@ TEST_CASE("runner: a backend error stops the sweep - that file is not recorded")
     }
     store::SweepResult r;
     r.theme = themes[0];
-    set_failure(r, "plot_error", "ValueError");
+    set_failure(r, Outcome::plot_error, "ValueError");
     out.themes.push_back(r);
     return out;
   };
