@@ -50,7 +50,7 @@ SweepResult result_row(Stmt& q) {
   r.theme = q.getColumn(1).getString();
   r.sha256 = q.getColumn(2).getString();
   r.library = q.getColumn(3).getString();
-  r.outcome = q.getColumn(4).getString();
+  r.outcome = detail::enum_of(q.getColumn(4), parse_sweep_outcome);
   r.reason = q.getColumn(5).getString();
   r.error_class = detail::opt_text(q.getColumn(6));
   r.reason_class = q.getColumn(7).getString();
@@ -170,7 +170,7 @@ void record_file(Db& db, std::int64_t sweep_id, const std::vector<SweepResult>& 
       q.bind(3, r.theme);
       q.bind(4, r.sha256);
       q.bind(5, r.library);
-      q.bind(6, r.outcome);
+      q.bind(6, std::string(to_string(r.outcome)));
       q.bind(7, r.reason);
       detail::bind_opt(q, 8, r.error_class);
       detail::bind_opt(q, 9, r.exit_code);

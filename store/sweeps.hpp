@@ -8,6 +8,7 @@
 
 #include "store/db.hpp"
 #include "store/time.hpp"
+#include "store/types.hpp"
 
 namespace plotq::store {
 
@@ -40,7 +41,7 @@ struct SweepResult {
   std::string theme;
   std::string sha256;
   std::string library;
-  std::string outcome = "render";  // render | fail
+  SweepOutcome outcome = SweepOutcome::render;
   std::string reason = "ok";       // ok, or the fixed reason (plot_error, no_output, canvas_size, ...)
   std::optional<std::string> error_class;  // set exactly when reason == plot_error
   std::string reason_class;  // read back: error_class for plot_error, else reason (ignored on write)

@@ -25,6 +25,7 @@ constexpr std::array<std::string_view, 3> kStatus{"queued", "running", "done"};
 constexpr std::array<std::string_view, 4> kKind{"data", "render", "sweep", "raw"};
 constexpr std::array<std::string_view, 3> kOutcome{"ok", "failed", "refused"};
 constexpr std::array<std::string_view, 2> kSource{"code", "paste"};
+constexpr std::array<std::string_view, 2> kSweepOutcome{"render", "fail"};
 
 }  // namespace
 
@@ -36,6 +37,7 @@ std::string_view to_string(TurnStatus v) { return name_of(v, kStatus); }
 std::string_view to_string(RunKind v) { return name_of(v, kKind); }
 std::string_view to_string(RunOutcome v) { return name_of(v, kOutcome); }
 std::string_view to_string(DatasetSource v) { return name_of(v, kSource); }
+std::string_view to_string(SweepOutcome v) { return name_of(v, kSweepOutcome); }
 
 std::optional<Counter> parse_counter(std::string_view s) { return parse<Counter>(s, kCounter); }
 std::optional<CloseReason> parse_close_reason(std::string_view s) { return parse<CloseReason>(s, kClose); }
@@ -45,5 +47,6 @@ std::optional<TurnStatus> parse_turn_status(std::string_view s) { return parse<T
 std::optional<RunKind> parse_run_kind(std::string_view s) { return parse<RunKind>(s, kKind); }
 std::optional<RunOutcome> parse_run_outcome(std::string_view s) { return parse<RunOutcome>(s, kOutcome); }
 std::optional<DatasetSource> parse_dataset_source(std::string_view s) { return parse<DatasetSource>(s, kSource); }
+std::optional<SweepOutcome> parse_sweep_outcome(std::string_view s) { return parse<SweepOutcome>(s, kSweepOutcome); }
 
 }  // namespace plotq::store

@@ -14,6 +14,7 @@ enum class TurnStatus { queued, running, done };                     // turns.st
 enum class RunKind { data, render, sweep, raw };                     // runs.kind
 enum class RunOutcome { ok, failed, refused };                       // runs.outcome
 enum class DatasetSource { code, paste };                            // dataset_versions.source
+enum class SweepOutcome { render, fail };                            // sweep_results.outcome
 
 std::string_view to_string(Counter v);
 std::string_view to_string(CloseReason v);
@@ -23,6 +24,7 @@ std::string_view to_string(TurnStatus v);
 std::string_view to_string(RunKind v);
 std::string_view to_string(RunOutcome v);
 std::string_view to_string(DatasetSource v);
+std::string_view to_string(SweepOutcome v);
 
 std::optional<Counter> parse_counter(std::string_view s);
 std::optional<CloseReason> parse_close_reason(std::string_view s);
@@ -32,5 +34,6 @@ std::optional<TurnStatus> parse_turn_status(std::string_view s);
 std::optional<RunKind> parse_run_kind(std::string_view s);
 std::optional<RunOutcome> parse_run_outcome(std::string_view s);
 std::optional<DatasetSource> parse_dataset_source(std::string_view s);
+std::optional<SweepOutcome> parse_sweep_outcome(std::string_view s);
 
 }  // namespace plotq::store

@@ -295,7 +295,7 @@ void classify_png(const std::string& png, store::SweepResult& row, bool exact_ca
     row.detail = describe_size(size->first, size->second);
     return;
   }
-  row.outcome = "render";
+  row.outcome = store::SweepOutcome::render;
   row.reason = "ok";
   row.error_class.reset();
   row.png_bytes = static_cast<std::int64_t>(png.size());
@@ -323,7 +323,7 @@ void classify_bare(const BareConfig& config, const BareRun& run, const ClassVoca
   auto png = read_output(run.dir, png_name, config.max_png_bytes, reason);
   if (!png) return set_failure(row, reason);
   classify_png(*png, row);
-  if (png_out && row.outcome == "render") *png_out = std::move(*png);
+  if (png_out && row.outcome == store::SweepOutcome::render) *png_out = std::move(*png);
 }
 
 namespace {

@@ -231,7 +231,7 @@ class BareBackend : public SweepBackend {
     auto png = read_output(dir, "plot-" + theme + ".png", config_.max_png_bytes, reason);
     if (!png) set_failure(row, reason);
     else classify_png(*png, row, true);
-    if (png && row.outcome == "render") p->pngs[theme] = std::move(*png);
+    if (png && row.outcome == store::SweepOutcome::render) p->pngs[theme] = std::move(*png);
     return true;
   }
 

@@ -46,7 +46,7 @@ std::string describe_size(int width, int height) { return std::to_string(width) 
 
 void set_failure(store::SweepResult& row, Outcome reason, std::optional<std::string> error_class) {
   if (reason == Outcome::ok) reason = Outcome::unknown;  // a failure is never ok
-  row.outcome = "fail";
+  row.outcome = store::SweepOutcome::fail;
   row.reason = std::string(to_string(reason));
   row.error_class.reset();
   row.canvas.reset();
@@ -81,7 +81,7 @@ void apply_theme_run(const ThemeRun& run, store::SweepResult& row) {
   }
   row.detail.reset();
   if (run.outcome == Outcome::ok && run.png) {
-    row.outcome = "render";
+    row.outcome = store::SweepOutcome::render;
     row.reason = "ok";
     row.error_class.reset();
     row.png_bytes = static_cast<std::int64_t>(run.png->size());

@@ -16,7 +16,7 @@ std::string hms(double s) {
 }
 
 std::string row_word(const store::SweepResult& r) {
-  return r.outcome == "render" ? "render" : "fail(" + (r.reason == "plot_error" ? r.error_class.value_or("") : r.reason) + ")";
+  return r.outcome == store::SweepOutcome::render ? "render" : "fail(" + (r.reason == "plot_error" ? r.error_class.value_or("") : r.reason) + ")";
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ std::string diff_cause(bool hash_changed, const store::Sweep& a, const store::Sw
 namespace {
 
 nlohmann::json side(const store::SweepResult& r) {
-  return {{"outcome", r.outcome}, {"reason", r.reason}, {"reason_class", r.reason_class}, {"sha256", r.sha256}};
+  return {{"outcome", store::to_string(r.outcome)}, {"reason", r.reason}, {"reason_class", r.reason_class}, {"sha256", r.sha256}};
 }
 
 }  // namespace
@@ -72,7 +72,7 @@ nlohmann::json sweep_report(const store::Sweep& s, const std::vector<store::Swee
   std::size_t render = 0, fail = 0, off = 0;
   double wall = 0, cpu = 0, rss = 0;
   for (const auto& r : rows) {
-    bool ok = r.outcome == "render";
+    bool ok = r.outcome == store::SweepOutcome::render;
     auto [it, fresh] = file_all_render.emplace(r.path, ok);
     if (!fresh) it->second = it->second && ok;
     Lib& l = libs[r.library];
@@ -129,7 +129,7 @@ nlohmann::json sweep_report(const store::Sweep& s, const std::vector<store::Swee
     slow.push_back({{"path", r.path},
                     {"theme", r.theme},
                     {"library", r.library},
-                    {"outcome", r.outcome},
+                    {"outcome", store::to_string(r.outcome)},
                     {"reason_class", r.reason_class},
                     {"wall_s", r.wall_s},
                     {"cpu_s", r.cpu_s},

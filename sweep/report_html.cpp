@@ -105,7 +105,7 @@ std::string html_escape(std::string_view s) {
 }
 
 std::string outcome_class(const store::SweepResult& row) {
-  return row.outcome == "render" ? "render" : row.reason_class;
+  return row.outcome == store::SweepOutcome::render ? "render" : row.reason_class;
 }
 
 std::string report_csp() {
@@ -195,7 +195,7 @@ std::string report_html(const nlohmann::json& r, const std::vector<store::SweepR
     for (const store::SweepResult* t : themes) {
       const auto& row = *t;
       std::string name = sweep_image_name(row.path, row.theme);
-      bool render = row.outcome == "render";
+      bool render = row.outcome == store::SweepOutcome::render;
       std::string caption = "<b>" + html_escape(row.theme) + "</b> <b class=\"o\">" +
                             html_escape(render ? "render" : "fail " + row.reason_class) + "</b>";
       if (render && row.width && row.height)

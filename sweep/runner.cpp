@@ -62,7 +62,7 @@ struct SweepRunner::State : std::enable_shared_from_this<SweepRunner::State> {
     }
     if (options.keep_images && !pngs.empty()) options.keep_images(task.file.rel_path, std::move(pngs));
     ++counts.done;
-    for (const auto& r : rows) (r.outcome == "render" ? counts.renders : counts.fails) += 1;
+    for (const auto& r : rows) (r.outcome == store::SweepOutcome::render ? counts.renders : counts.fails) += 1;
     update_elapsed();
     if (on_file) on_file(counts, rows);
   }

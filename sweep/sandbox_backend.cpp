@@ -51,7 +51,7 @@ class SandboxBackend : public SweepBackend {
                       (run.message.empty() ? "" : " (" + run.message + ")");
         apply_theme_run(run, row);
         row.theme = theme;
-        if (row.outcome == "render" && run.png) out.pngs[theme] = std::move(*run.png);
+        if (row.outcome == store::SweepOutcome::render && run.png) out.pngs[theme] = std::move(*run.png);
         out.themes.push_back(std::move(row));
       }
       if (cancelling_) {

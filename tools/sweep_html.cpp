@@ -39,7 +39,7 @@ std::set<std::string> copy_images(const std::string& from, const std::string& to
 std::set<std::string> render_names(const std::vector<store::SweepResult>& rows) {
   std::set<std::string> names;
   for (const auto& r : rows)
-    if (r.outcome == "render") names.insert(runs::sweep_image_name(r.path, r.theme));
+    if (r.outcome == store::SweepOutcome::render) names.insert(runs::sweep_image_name(r.path, r.theme));
   return names;
 }
 

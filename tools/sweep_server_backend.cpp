@@ -54,7 +54,7 @@ store::SweepResult row_from_answer(const std::string& theme, const nlohmann::jso
   std::string reason = field<std::string>(out, "reason").value_or("ok");
   std::string png = field<std::string>(out, "png_base64").value_or("");
   if (reason == "ok" && !png.empty()) {
-    row.outcome = "render";
+    row.outcome = store::SweepOutcome::render;
     row.reason = "ok";
     row.png_bytes = static_cast<std::int64_t>(base64_decoded_size(png));
     std::string canvas = field<std::string>(out, "canvas").value_or("");
@@ -183,7 +183,7 @@ runs::FileOutcome ServerBackend::call(Node*& node, const std::string& body, cons
           out.themes.push_back(row);
         } else {
           out.themes.push_back(row_from_answer(theme, j["outputs"][theme]));
-          if (out.themes.back().outcome == "render")  // the report's thumbnail
+          if (out.themes.back().outcome == store::SweepOutcome::render)  // the report's thumbnail
             if (auto png = base64_decode(field<std::string>(j["outputs"][theme], "png_base64").value_or("")))
               out.pngs[theme] = std::move(*png);
           if (runs::outcome_row(runs::outcome_named(out.themes.back().reason)).host && out.error.empty())

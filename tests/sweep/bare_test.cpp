@@ -78,7 +78,7 @@ TEST_CASE("bare: the file runs as plot.py in a fresh dir with ANYPLOT_THEME, MPL
   DirGuard g{r.run.dir};
   INFO(r.run.stderr_tail);
   CHECK(r.run.exit_code == 0);
-  CHECK(r.row.outcome == "render");
+  CHECK(r.row.outcome == store::SweepOutcome::render);
   CHECK(r.row.width == 3200);
   CHECK(r.row.height == 1800);
   CHECK(r.row.png_bytes > 0);
@@ -91,7 +91,7 @@ TEST_CASE("bare: a plot error is the exception class from the traceback, in the 
   Ran r = bare("import sys\nsys.stderr.write('x' * 200000 + '\\n')\nd = {}\nd['missing']\n");
   DirGuard g{r.run.dir};
   CHECK(r.run.exit_code == 1);
-  CHECK(r.row.outcome == "fail");
+  CHECK(r.row.outcome == store::SweepOutcome::fail);
   CHECK(r.row.reason == "plot_error");
   CHECK(r.row.error_class == "KeyError");  // found although 200 KB of stderr came first
 
@@ -118,7 +118,7 @@ TEST_CASE("bare: exit 0 without the PNG, a wrong canvas, a link, a non-PNG, a cr
   // which hid the sandbox's canvas refusals from the diff; issue 14).
   Ran small = bare(png_writer("'plot-light.png'", 800, 600));
   DirGuard g2{small.run.dir};
-  CHECK(small.row.outcome == "render");
+  CHECK(small.row.outcome == store::SweepOutcome::render);
   CHECK(small.row.reason == "ok");
   CHECK(small.row.canvas == "off");
   CHECK(small.row.width == 800);
@@ -127,7 +127,7 @@ TEST_CASE("bare: exit 0 without the PNG, a wrong canvas, a link, a non-PNG, a cr
 
   Ran square = bare(png_writer("'plot-light.png'", 2410, 2390));  // within 16 px of 2400x2400
   DirGuard g3{square.run.dir};
-  CHECK(square.row.outcome == "render");
+  CHECK(square.row.outcome == store::SweepOutcome::render);
   CHECK(square.row.canvas == "exact");
 
   Ran link = bare(png_writer("'real.png'", 3200, 1800) + "import os\nos.symlink('real.png', 'plot-light.png')\n");
@@ -159,7 +159,7 @@ TEST_CASE("bare: exit 0 without the PNG, a wrong canvas, a link, a non-PNG, a cr
   CHECK(text_exit.row.reason == "plot_exit");
   Ran zero = bare(png_writer("'plot-light.png'", 3200, 1800) + "import sys\nsys.exit(0)\n");
   DirGuard g10{zero.run.dir};
-  CHECK(zero.row.outcome == "render");
+  CHECK(zero.row.outcome == store::SweepOutcome::render);
 }
 
 TEST_CASE("bare: the timeout kills the whole process group, descendants included") {

@@ -159,7 +159,7 @@ inline void check_catalogue_sweep(const std::string& db_path, const std::string&
   auto canvas = sweep_canvas(*db, sweep->id);
   CHECK(rows.size() == expected.size() * (sweep->themes.find(',') == std::string::npos ? 1 : 2));
   for (const auto& r : rows) {
-    INFO(label << ": " << r.path << " " << r.theme << " -> " << r.outcome << " " << r.reason_class << " "
+    INFO(label << ": " << r.path << " " << r.theme << " -> " << store::to_string(r.outcome) << " " << r.reason_class << " "
                << r.detail.value_or(""));
     auto it = expected.find(r.path);
     REQUIRE(it != expected.end());
@@ -167,14 +167,14 @@ inline void check_catalogue_sweep(const std::string& db_path, const std::string&
     CHECK(r.reason_class == e.reason_class);
     CHECK(r.sha256 == hash[r.path]);
     if (e.reason_class == "ok") {
-      CHECK(r.outcome == "render");
+      CHECK(r.outcome == store::SweepOutcome::render);
       CHECK(r.width == e.width);
       CHECK(r.height == e.height);
       CHECK(r.png_bytes.value_or(0) > 1000);
       // A PNG off the canvas is a render with canvas "off", never a failure (issue 14).
       CHECK(canvas[r.path + " " + r.theme] == e.canvas);
     } else {
-      CHECK(r.outcome == "fail");
+      CHECK(r.outcome == store::SweepOutcome::fail);
       CHECK_FALSE(r.png_bytes);
       CHECK(canvas[r.path + " " + r.theme] == "");
     }

@@ -230,7 +230,7 @@ TEST_CASE("cli: Ctrl-C stops a sweep cleanly - --resume draws only the rest") {
   CHECK(s->state == "done");
   auto rows = store::sweeps::results(*d, s->id);
   CHECK(rows.size() == 6);
-  for (const auto& r : rows) CHECK(r.outcome == "render");
+  for (const auto& r : rows) CHECK(r.outcome == store::SweepOutcome::render);
   // A resume of a finished sweep has nothing left to do.
   Run idle = plotq_cli(t, "--db " + db + " sweep run --resume r");
   CHECK(idle.rc == 0);

@@ -49,7 +49,7 @@ inline store::SweepResult render_row(const std::string& path, const std::string&
   r.theme = theme;
   r.sha256 = std::string(64, hash);
   r.library = "matplotlib";
-  r.outcome = "render";
+  r.outcome = store::SweepOutcome::render;
   r.reason = "ok";
   r.exit_code = 0;
   r.width = 3200;
@@ -65,7 +65,7 @@ inline store::SweepResult fail_row(const std::string& path, const std::string& r
                                    std::optional<std::string> cls = std::nullopt,
                                    const std::string& theme = "light", char hash = 'a') {
   store::SweepResult r = render_row(path, theme, hash);
-  r.outcome = "fail";
+  r.outcome = store::SweepOutcome::fail;
   r.reason = reason;
   r.error_class = cls;
   r.png_bytes.reset();

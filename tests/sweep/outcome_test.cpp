@@ -85,7 +85,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   ok.cpu_s = 0.3;
   ok.max_rss_mb = 150;
   apply_theme_run(ok, row);
-  CHECK(row.outcome == "render");
+  CHECK(row.outcome == store::SweepOutcome::render);
   CHECK(row.reason == "ok");
   CHECK(row.png_bytes == 5000);
   CHECK(row.width == 3200);
@@ -97,7 +97,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   off.width = 4767;
   off.height = 2660;
   apply_theme_run(off, row);
-  CHECK(row.outcome == "render");
+  CHECK(row.outcome == store::SweepOutcome::render);
   CHECK(row.canvas == "off");
   CHECK(row.width == 4767);
 
@@ -107,7 +107,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
   err.error_class = "ValueError";
   err.exit_code = 12;
   apply_theme_run(err, row);
-  CHECK(row.outcome == "fail");
+  CHECK(row.outcome == store::SweepOutcome::fail);
   CHECK(row.reason == "plot_error");
   CHECK(row.error_class == "ValueError");
   CHECK_FALSE(row.png_bytes);
@@ -137,7 +137,7 @@ TEST_CASE("outcome: rows from a ThemeRun (sandbox mode)") {
 
   // A name outside the schema's shape, given as a file's refusal, is kept as "unknown".
   plotq::runs::set_failure_named(row, "Weird Reason!");
-  CHECK(row.outcome == "fail");
+  CHECK(row.outcome == store::SweepOutcome::fail);
   CHECK(row.reason == "unknown");
   plotq::runs::set_failure_named(row, "node_lost");
   CHECK(row.reason == "node_lost");

@@ -122,7 +122,7 @@ TEST_CASE("report html: counts per library and outcome class match the rows, hos
   std::map<std::string, std::set<std::string>> files;
   for (const auto& r : rows) {
     // The cells' attributes are escaped like everything else.
-    ++expected[{runs::html_escape(r.library), runs::html_escape(r.outcome == "render" ? "render" : r.reason_class)}];
+    ++expected[{runs::html_escape(r.library), runs::html_escape(r.outcome == store::SweepOutcome::render ? "render" : r.reason_class)}];
     files[r.library].insert(r.path);
   }
   for (const auto& [lib, paths] : files) expected[{lib, "files"}] = static_cast<int>(paths.size());

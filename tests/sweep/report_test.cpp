@@ -194,7 +194,7 @@ TEST_CASE("report: renders off the canvas count as renders, with the drift per l
   CHECK(p["fail"] == 1);
   CHECK(p["canvas_off"] == 1);
   // The stored rows keep the canvas; a failure has none.
-  for (const auto& row : f.rows("d")) CHECK(row.canvas.has_value() == (row.outcome == "render"));
+  for (const auto& row : f.rows("d")) CHECK(row.canvas.has_value() == (row.outcome == store::SweepOutcome::render));
 }
 
 TEST_CASE("diff: says whether the runtime changed, and each difference's cause") {

@@ -46,7 +46,7 @@ struct FakeBackend : SweepBackend {
         for (const auto& th : themes) {
           store::SweepResult r;
           r.theme = th;
-          r.outcome = "render";
+          r.outcome = store::SweepOutcome::render;
           r.reason = "ok";
           r.png_bytes = 10;
           out.themes.push_back(r);

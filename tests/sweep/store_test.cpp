@@ -142,7 +142,7 @@ TEMPLATE_TEST_CASE("store: results round-trip with the generated reason_class, o
   CHECK(rows[2].reason == "plot_error");
   CHECK(rows[2].error_class == "ValueError");
   CHECK(rows[2].reason_class == "ValueError");  // the class, not "plot_error"
-  CHECK(rows[3].outcome == "render");
+  CHECK(rows[3].outcome == store::SweepOutcome::render);
   CHECK(rows[3].reason_class == "ok");
   CHECK(rows[3].png_bytes == 12345);
   CHECK(rows[3].sha256 == std::string(64, 'a'));
