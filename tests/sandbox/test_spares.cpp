@@ -168,7 +168,9 @@ TEST_CASE("spares: a job killed for its limits takes the slot's waiting spares w
   Sandbox box(raw_spares(1, 2));
   armed(box);
   auto r = box.run(raw_job("while True:\n    pass\n", 1, false));
-  CHECK(r.reason == sb::Reason::timeout);
+  // Its wall-clock timeout or its CPU limit, whichever the host's load lets come first (both are
+  // the job's limits; a clean-clone run on a quiet host met RLIMIT_CPU first).
+  CHECK((r.reason == sb::Reason::timeout || r.reason == sb::Reason::cpu));
   CHECK(r.spare);
   wait_spares(box, 2);
   auto next = box.run(raw_job("print('next')\n", 20, false));
