@@ -9,7 +9,7 @@ using namespace plotq;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto parts = fuzz::split_parts(fuzz::as_text(data, size), 3);
-  const std::string mode = parts[0].find("figure") != std::string::npos ? "figure" : "plot";
+  const runs::RenderMode mode = parts[0].find("figure") != std::string::npos ? runs::RenderMode::figure : runs::RenderMode::plot;
   sandbox::JobResult job;
   job.reason = sandbox::Reason::ok;
   job.exit_code = 0;
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   runs::ThemeRun r = runs::interpret_render_job(std::move(job), mode, "light");
   PLOTQ_FUZZ_CHECK(static_cast<std::size_t>(r.outcome) < runs::kOutcomeCount && !r.message.empty());
-  if (r.outcome == runs::Outcome::ok && mode == "plot") PLOTQ_FUZZ_CHECK(r.png && r.width > 0 && r.height > 0);
+  if (r.outcome == runs::Outcome::ok && mode == runs::RenderMode::plot) PLOTQ_FUZZ_CHECK(r.png && r.width > 0 && r.height > 0);
   if (r.outcome != runs::Outcome::ok) PLOTQ_FUZZ_CHECK(!r.png && r.job.outputs.empty());
   if (r.error_class) PLOTQ_FUZZ_CHECK(r.error_class->size() <= 80);
   return 0;

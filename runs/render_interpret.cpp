@@ -60,8 +60,8 @@ const std::map<int, Outcome>& plot_reasons() {
 
 }  // namespace
 
-std::string render_output_name(const std::string& mode, const std::string& theme) {
-  return "plot-" + theme + (mode == "figure" ? ".json" : ".png");
+std::string render_output_name(RenderMode mode, const std::string& theme) {
+  return "plot-" + theme + (mode == RenderMode::figure ? ".json" : ".png");
 }
 
 std::optional<std::pair<int, int>> png_size(const std::string& bytes) {
@@ -113,17 +113,17 @@ std::string validate_render_request(const RenderRequest& r) {
 sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string& theme, double timeout_s,
                                  std::uint64_t figure_max_bytes) {
   // plot | figure | r: snippets run no sandbox job. An R file is plot.R, run by rharness.R.
-  const std::string mode(to_string(render_mode(request.library)));
-  const char* plot_file = mode == "r" ? kRPlotFile : kPlotFile;
+  const RenderMode mode = render_mode(request.library);
+  const char* plot_file = mode == RenderMode::r ? kRPlotFile : kPlotFile;
   sandbox::JobSpec spec;
-  spec.mode = mode;
+  spec.mode = std::string(to_string(mode));
   spec.files[plot_file] = request.source;
   if (!request.data_csv.empty()) spec.files[kDataFile] = request.data_csv;
-  spec.argv = {mode == "r" ? std::string("--plot") : "--" + mode, plot_file};
+  spec.argv = {mode == RenderMode::r ? std::string("--plot") : "--" + spec.mode, plot_file};
   spec.env["ANYPLOT_THEME"] = theme;
   spec.warm_for = request.library;
   spec.timeout_s = timeout_s;
-  spec.outputs[render_output_name(mode, theme)] = mode == "figure" ? figure_max_bytes : kMaxPngBytes;
+  spec.outputs[render_output_name(mode, theme)] = mode == RenderMode::figure ? figure_max_bytes : kMaxPngBytes;
   spec.outputs[kResultFile] = kMaxRenderRecordBytes;
   spec.label = "render " + request.job_id + " " + theme;
   return spec;
@@ -149,7 +149,7 @@ Outcome figure_outcome(const std::string& code) {
   return Outcome::renderer_error;  // request_invalid, output_failed, browser_failed, renderer_*, protocol_error, busy
 }
 
-ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, const std::string& theme) {
+ThemeRun interpret_render_job(sandbox::JobResult job, RenderMode mode, const std::string& theme) {
   ThemeRun r;
   r.theme = theme;
   r.mode = mode;
@@ -186,7 +186,7 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   auto rec_reason = str_field(rec, "reason");
   auto known = plot_reasons().find(exit_code);
   bool agrees = rec.is_object() && rec_exit && *rec_exit == exit_code && rec_reason && known != plot_reasons().end() &&
-                to_string(known->second) == *rec_reason && str_field(rec, "mode") == mode && str_field(rec, "theme") == theme &&
+                to_string(known->second) == *rec_reason && str_field(rec, "mode") == to_string(mode) && str_field(rec, "theme") == theme &&
                 str_field(rec, "output") == out;
   if (!agrees) return done(Outcome::harness_error);
 
@@ -208,7 +208,7 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
 
   auto file = job.outputs.find(out);
   if (file == job.outputs.end()) return done(Outcome::no_output);
-  if (mode == "figure") {
+  if (mode == RenderMode::figure) {
     figure_json = std::move(file->second);
     return done(Outcome::ok);
   }
@@ -223,10 +223,10 @@ ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, c
   return done(Outcome::ok);
 }
 
-ThemeRun not_started(const std::string& theme, Outcome code, std::string mode) {
+ThemeRun not_started(const std::string& theme, Outcome code, std::optional<RenderMode> mode) {
   ThemeRun r;
   r.theme = theme;
-  r.mode = std::move(mode);
+  r.mode = mode;
   r.outcome = code;
   r.job.attempts = 0;
   r.message = describe(r);
@@ -242,7 +242,7 @@ RenderResult refused_render(const std::vector<std::string>& themes, Outcome code
 
 std::string describe(const ThemeRun& r) {
   const Outcome o = r.outcome;
-  const bool figure = r.mode == "figure";
+  const bool figure = r.mode == RenderMode::figure;
   auto at_line = [&] { return r.error_line ? " at line " + std::to_string(*r.error_line) : std::string(); };
   auto mib = [](std::optional<double> v) {
     return v ? std::to_string(static_cast<long long>(std::llround(*v / 1048576.0))) + " MiB" : std::string("its cap");
@@ -255,14 +255,14 @@ std::string describe(const ThemeRun& r) {
                  : "The plot step finished; the figure is drawn next.";
   if (o == Outcome::plot_error) return "The plot raised " + r.error_class.value_or("an error") + at_line() + ".";
   if (o == Outcome::plot_exit)
-    return std::string("The plot ended itself with an error status (") + (r.mode == "r" ? "quit" : "sys.exit") + ")" + at_line() + ".";
+    return std::string("The plot ended itself with an error status (") + (r.mode == RenderMode::r ? "quit" : "sys.exit") + ")" + at_line() + ".";
   if (o == Outcome::guard_refused)
     return "The plot tried something plot code may not do (" + r.refusal_rule.value_or("refused") + ")" + at_line() +
            ", so the render was stopped.";
   if (o == Outcome::no_output)
     return figure ? "The plot ran but made no figure: call fig.write_image(...) or fig.show() (plotly), save(p) "
                     "or export_png(p) (bokeh)."
-                  : r.mode == "r" ? "The plot ran but saved no image: save it with ggsave(sprintf(\"plot-%s.png\", THEME), device = ragg::agg_png)."
+                  : r.mode == RenderMode::r ? "The plot ran but saved no image: save it with ggsave(sprintf(\"plot-%s.png\", THEME), device = ragg::agg_png)."
                   : "The plot ran but saved no image: save it with fig.savefig(f\"plot-{THEME}.png\").";
   if (o == Outcome::canvas_size)  // figure mode: the renderer sets the canvas, so another size is its fault
     return "The figure's image is " + std::to_string(r.width) + "x" + std::to_string(r.height) +
@@ -276,7 +276,7 @@ std::string describe(const ThemeRun& r) {
   if (o == Outcome::figure_invalid)
     return "The figure could not be read as a figure (" + r.figure_code.value_or("figure_invalid") + ").";
   if (o == Outcome::renderer_error) return "The figure renderer failed (" + r.figure_code.value_or("unknown") + ").";
-  if (o == Outcome::draw_failed && r.mode == "snippet") return "The plot's page crashed while drawing (out of memory, or a crash).";
+  if (o == Outcome::draw_failed && r.mode == RenderMode::snippet) return "The plot's page crashed while drawing (out of memory, or a crash).";
   if (o == Outcome::cancelled) return "The render was cancelled.";
   if (o == Outcome::crashed) return "The plot's process crashed.";
   if (o == Outcome::launcher || o == Outcome::exec_denied || o == Outcome::sandbox_unavailable || o == Outcome::low_memory || o == Outcome::io)

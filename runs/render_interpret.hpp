@@ -39,7 +39,7 @@ struct RenderRequest {
 
 struct ThemeRun {
   std::string theme;
-  std::string mode;  // to_string(RenderMode): plot | figure | snippet (empty when nothing was run)
+  std::optional<RenderMode> mode;  // the render's mode: plot, figure, snippet or r (none when nothing ran)
   // ok, or a fixed reason: plot_error (the plot raised: error_class/error_line), plot_exit,
   // no_output, canvas_size (measured "WxH" in message, measured/limit = width), output_too_large,
   // output_rejected, guard_refused (refusal_rule), figure_invalid, draw_failed, no_webgl,
@@ -72,8 +72,8 @@ struct RenderResult {
 
 // A theme that never started: `code` (invalid_request, invalid_library, runtime_unavailable, or
 // cancelled before its turn), no attempt made (job.attempts 0: its ledger row is a refusal), with
-// plotq's sentence. mode: the render's when it had started (to_string(RenderMode)), else "".
-ThemeRun not_started(const std::string& theme, Outcome code, std::string mode = "");
+// plotq's sentence. mode: the render's when it had started.
+ThemeRun not_started(const std::string& theme, Outcome code, std::optional<RenderMode> mode = std::nullopt);
 // A render refused before any theme started: each known theme not_started with `code` (an unknown
 // theme has no answer: the request check refuses it).
 RenderResult refused_render(const std::vector<std::string>& themes, Outcome code);
@@ -98,14 +98,14 @@ sandbox::JobSpec render_job_spec(const RenderRequest& request, const std::string
 // The plot step's result, cross-checked against the harness's record. Plot mode ends here (ok
 // with the PNG, or a reason). Figure mode answers "ok" with the collected JSON still in
 // run.job.outputs["plot-<theme>.json"] for the screenshot step; every other output is dropped.
-ThemeRun interpret_render_job(sandbox::JobResult job, const std::string& mode, const std::string& theme);
+ThemeRun interpret_render_job(sandbox::JobResult job, RenderMode mode, const std::string& theme);
 // The screenshot step's code -> a ThemeRun outcome (the sweep's bare mode maps it alike).
 Outcome figure_outcome(const std::string& code);
 // plotq's own sentence for an outcome (never what the code printed).
 std::string describe(const ThemeRun& run);
 
 // plot-<theme>.png (plot mode) or plot-<theme>.json (figure mode).
-std::string render_output_name(const std::string& mode, const std::string& theme);
+std::string render_output_name(RenderMode mode, const std::string& theme);
 
 // PNG IHDR size, or nullopt when the bytes are not a PNG.
 std::optional<std::pair<int, int>> png_size(const std::string& bytes);

@@ -75,7 +75,6 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
   std::uint64_t id = 0;
   RenderRequest req;
   RenderMode mode = RenderMode::plot;
-  std::string mode_name() const { return std::string(to_string(mode)); }
   std::function<void(RenderResult)> on_done;
   RenderResult result;
   std::size_t next = 0;
@@ -100,7 +99,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     if (next >= req.themes.size()) return finish();
     const std::string theme = req.themes[next];
     if (state == State::cancelled) {
-      return theme_done(not_started(theme, Outcome::cancelled, mode_name()));
+      return theme_done(not_started(theme, Outcome::cancelled, mode));
     }
     theme_start = Clock::now();
     if (mode == RenderMode::snippet) {
@@ -108,7 +107,7 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
       // locked page is its sandbox (sandbox/figure/README.md, "JavaScript snippets").
       ThemeRun r;
       r.theme = theme;
-      r.mode = mode_name();
+      r.mode = mode;
       r.job.attempts = 1;  // a run that was tried (the ledger books attempts 0 as never started)
       return draw(std::move(r), req.source);
     }
@@ -124,10 +123,10 @@ struct RenderRun : std::enable_shared_from_this<RenderRun> {
     if (finished()) return;
     const bool cancelled = state == State::cancelling;
     state = cancelled ? State::cancelled : State::next;
-    ThemeRun r = interpret_render_job(std::move(jr), mode_name(), theme);
+    ThemeRun r = interpret_render_job(std::move(jr), mode, theme);
     if (r.outcome == Outcome::ok && mode == RenderMode::figure) {
       if (!cancelled) {
-        std::string figure_json = std::move(r.job.outputs[render_output_name(mode_name(), theme)]);
+        std::string figure_json = std::move(r.job.outputs[render_output_name(mode, theme)]);
         r.job.outputs.clear();
         return draw(std::move(r), std::move(figure_json));
       }

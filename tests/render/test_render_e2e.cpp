@@ -310,7 +310,7 @@ TEST_CASE("real renders of the catalogue, light and dark, at their exact sizes",
   }
   for (const char* id : {"pscatter", "psubplots"}) {
     const auto& r = theme_of(got, id, "light");
-    CHECK(r.mode == "figure");
+    CHECK(r.mode == runs::RenderMode::figure);
     CHECK(r.job.warm);  // the plot step forked from the figure zygote
     CHECK(r.draw_s > 0);
     CHECK(r.draw_s < r.wall_s + 120);

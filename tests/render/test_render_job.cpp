@@ -285,7 +285,7 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
   SECTION("exit 0, record ok, a 3200x1800 PNG: ok with the bytes") {
     auto j = job_with(0, record("plot", "light", 0, "ok"));
     j.outputs["plot-light.png"] = png_header(3200, 1800);
-    ThemeRun r = runs::interpret_render_job(j, "plot", "light");
+    ThemeRun r = runs::interpret_render_job(j, runs::RenderMode::plot, "light");
     CHECK(r.outcome == runs::Outcome::ok);
     REQUIRE(r.png);
     CHECK(*r.png == png_header(3200, 1800));
@@ -297,7 +297,7 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
     CHECK(r.canvas == "exact");
   }
   SECTION("no PNG: no_output") {
-    ThemeRun r = runs::interpret_render_job(job_with(0, record("plot", "dark", 0, "ok")), "plot", "dark");
+    ThemeRun r = runs::interpret_render_job(job_with(0, record("plot", "dark", 0, "ok")), runs::RenderMode::plot, "dark");
     CHECK(r.outcome == runs::Outcome::no_output);
     CHECK_FALSE(r.png);
   }
@@ -306,7 +306,7 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
     // the catalogue's review judges the drift, plotq answers the PNG with its size.
     auto j = job_with(0, record("plot", "light", 0, "ok"));
     j.outputs["plot-light.png"] = png_header(800, 600);
-    ThemeRun r = runs::interpret_render_job(j, "plot", "light");
+    ThemeRun r = runs::interpret_render_job(j, runs::RenderMode::plot, "light");
     CHECK(r.outcome == runs::Outcome::ok);
     CHECK(r.canvas == "off");
     CHECK(r.width == 800);
@@ -321,12 +321,12 @@ TEST_CASE("interpret_render_job: success and the host's own checks of the PNG", 
   SECTION("not a PNG: output_rejected") {
     auto j = job_with(0, record("plot", "light", 0, "ok"));
     j.outputs["plot-light.png"] = "GIF89a....";
-    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == runs::Outcome::output_rejected);
+    CHECK(runs::interpret_render_job(j, runs::RenderMode::plot, "light").outcome == runs::Outcome::output_rejected);
   }
   SECTION("figure mode keeps the JSON for the screenshot step") {
     auto j = job_with(0, record("figure", "light", 0, "ok"));
     j.outputs["plot-light.json"] = R"({"data": []})";
-    ThemeRun r = runs::interpret_render_job(j, "figure", "light");
+    ThemeRun r = runs::interpret_render_job(j, runs::RenderMode::figure, "light");
     CHECK(r.outcome == runs::Outcome::ok);
     CHECK_FALSE(r.png);
     CHECK(r.job.outputs.at("plot-light.json") == R"({"data": []})");
@@ -338,7 +338,7 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
   SECTION("plot_error with class and line") {
     auto rec = record("plot", "light", 30, "plot_error");
     rec["error"] = {{"class", "AttributeError"}, {"line", 8}};
-    ThemeRun r = runs::interpret_render_job(job_with(30, rec), "plot", "light");
+    ThemeRun r = runs::interpret_render_job(job_with(30, rec), runs::RenderMode::plot, "light");
     CHECK(r.outcome == runs::Outcome::plot_error);
     CHECK(r.error_class == "AttributeError");
     CHECK(r.error_line == 8);
@@ -348,7 +348,7 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
   SECTION("guard_refused with the rule") {
     auto rec = record("plot", "light", 31, "guard_refused");
     rec["refusal"] = {{"rule", "open"}, {"line", 3}};
-    ThemeRun r = runs::interpret_render_job(job_with(31, rec), "plot", "light");
+    ThemeRun r = runs::interpret_render_job(job_with(31, rec), runs::RenderMode::plot, "light");
     CHECK(r.outcome == runs::Outcome::guard_refused);
     CHECK(r.refusal_rule == "open");
     CHECK(r.error_line == 3);
@@ -356,13 +356,13 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
   SECTION("a class name that is not a name is dropped") {
     auto rec = record("plot", "light", 30, "plot_error");
     rec["error"] = {{"class", "<script>"}, {"line", 1}};
-    CHECK_FALSE(runs::interpret_render_job(job_with(30, rec), "plot", "light").error_class);
+    CHECK_FALSE(runs::interpret_render_job(job_with(30, rec), runs::RenderMode::plot, "light").error_class);
   }
   SECTION("source_invalid carries measured and limit") {
     auto rec = record("plot", "light", 34, "source_invalid");
     rec["measured"] = 600001;
     rec["limit"] = 524288;
-    ThemeRun r = runs::interpret_render_job(job_with(34, rec), "plot", "light");
+    ThemeRun r = runs::interpret_render_job(job_with(34, rec), runs::RenderMode::plot, "light");
     CHECK(r.outcome == runs::Outcome::source_invalid);
     CHECK(r.measured == 600001);
     CHECK(r.limit == 524288);
@@ -370,27 +370,27 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
   SECTION("records that contradict the process: harness_error, never success") {
     auto j = job_with(0, record("plot", "light", 30, "plot_error"));  // record says 30, process 0
     j.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(j, "plot", "light").outcome == runs::Outcome::harness_error);
+    CHECK(runs::interpret_render_job(j, runs::RenderMode::plot, "light").outcome == runs::Outcome::harness_error);
     auto k = job_with(0, record("plot", "light", 0, "plot_error"));  // exit 0 with a failure reason
     k.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(k, "plot", "light").outcome == runs::Outcome::harness_error);
+    CHECK(runs::interpret_render_job(k, runs::RenderMode::plot, "light").outcome == runs::Outcome::harness_error);
     auto m = job_with(0, record("figure", "light", 0, "ok"));  // another mode's record
     m.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(m, "plot", "light").outcome == runs::Outcome::harness_error);
+    CHECK(runs::interpret_render_job(m, runs::RenderMode::plot, "light").outcome == runs::Outcome::harness_error);
     auto t = job_with(0, record("plot", "dark", 0, "ok"));  // another theme's record
     t.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(t, "plot", "light").outcome == runs::Outcome::harness_error);
+    CHECK(runs::interpret_render_job(t, runs::RenderMode::plot, "light").outcome == runs::Outcome::harness_error);
     auto n = job_with(7, record("plot", "light", 7, "plot_error"));  // a code outside the vocabulary
-    CHECK(runs::interpret_render_job(n, "plot", "light").outcome == runs::Outcome::harness_error);
+    CHECK(runs::interpret_render_job(n, runs::RenderMode::plot, "light").outcome == runs::Outcome::harness_error);
     sb::JobResult none;
     none.reason = sb::Reason::ok;
     none.exit_code = 0;
     none.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(none, "plot", "light").outcome == runs::Outcome::harness_error);
+    CHECK(runs::interpret_render_job(none, runs::RenderMode::plot, "light").outcome == runs::Outcome::harness_error);
     sb::JobResult deep = job_with(0, record("plot", "light", 0, "ok"));
     deep.outputs["result.json"] = std::string(5000, '[') + std::string(5000, ']');
     deep.outputs["plot-light.png"] = png_header(3200, 1800);
-    CHECK(runs::interpret_render_job(deep, "plot", "light").outcome == runs::Outcome::harness_error);
+    CHECK(runs::interpret_render_job(deep, runs::RenderMode::plot, "light").outcome == runs::Outcome::harness_error);
   }
   SECTION("the sandbox's verdict comes first") {
     sb::JobResult j = job_with(0, record("plot", "light", 0, "ok"));
@@ -398,7 +398,7 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
     j.timed_out = true;
     j.exit_code.reset();
     j.outputs["plot-light.png"] = png_header(3200, 1800);
-    ThemeRun r = runs::interpret_render_job(j, "plot", "light");
+    ThemeRun r = runs::interpret_render_job(j, runs::RenderMode::plot, "light");
     CHECK(r.outcome == runs::Outcome::timeout);
     CHECK(r.timed_out);
     CHECK_FALSE(r.exit_code);
@@ -407,13 +407,13 @@ TEST_CASE("interpret_render_job: the harness's failures and the record cross-che
     big.reason = sb::Reason::output_too_large;
     big.measured = 11e6;
     big.limit = 10485760;
-    ThemeRun b = runs::interpret_render_job(big, "plot", "light");
+    ThemeRun b = runs::interpret_render_job(big, runs::RenderMode::plot, "light");
     CHECK(b.outcome == runs::Outcome::output_too_large);
     CHECK(b.measured == 11e6);
     CHECK(b.message == "The image is larger than 10 MiB.");
     sb::JobResult link;
     link.reason = sb::Reason::output_rejected;
-    CHECK(runs::interpret_render_job(link, "figure", "light").outcome == runs::Outcome::output_rejected);
+    CHECK(runs::interpret_render_job(link, runs::RenderMode::figure, "light").outcome == runs::Outcome::output_rejected);
   }
 }
 

@@ -76,5 +76,6 @@ TEST_CASE("a refused render answers each known theme not started with the code a
     CHECK(run.job.attempts == 0);
     CHECK_FALSE(run.message.empty());
   }
-  CHECK(plotq::runs::not_started("light", plotq::runs::Outcome::cancelled, "plot").mode == "plot");
+  CHECK(plotq::runs::not_started("light", plotq::runs::Outcome::cancelled, plotq::runs::RenderMode::plot).mode ==
+        plotq::runs::RenderMode::plot);
 }
