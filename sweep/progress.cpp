@@ -16,7 +16,8 @@ std::string hms(double s) {
 }
 
 std::string row_word(const store::SweepResult& r) {
-  return r.outcome == store::SweepOutcome::render ? "render" : "fail(" + (r.reason == "plot_error" ? r.error_class.value_or("") : r.reason) + ")";
+  // error_class is set exactly for plot_error (store/sweeps.hpp): the class says more than the reason.
+  return r.outcome == store::SweepOutcome::render ? "render" : "fail(" + r.error_class.value_or(r.reason) + ")";
 }
 
 }  // namespace

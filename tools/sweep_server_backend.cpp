@@ -51,9 +51,10 @@ store::SweepResult row_from_answer(const std::string& theme, const nlohmann::jso
   row.max_rss_mb = field<double>(out, "max_rss_mb");
   row.width = field<int>(out, "width");
   row.height = field<int>(out, "height");
-  std::string reason = field<std::string>(out, "reason").value_or("ok");
+  // The answer's reason, read once: null is ok; a name outside the outcome table is unknown.
+  const runs::Outcome said = runs::outcome_named(field<std::string>(out, "reason").value_or("ok"));
   std::string png = field<std::string>(out, "png_base64").value_or("");
-  if (reason == "ok" && !png.empty()) {
+  if (said == runs::Outcome::ok && !png.empty()) {
     row.outcome = store::SweepOutcome::render;
     row.reason = "ok";
     row.png_bytes = static_cast<std::int64_t>(base64_decoded_size(png));
@@ -63,7 +64,6 @@ store::SweepResult row_from_answer(const std::string& theme, const nlohmann::jso
   }
   std::optional<std::string> error_class;
   if (out.contains("error") && out["error"].is_object()) error_class = field<std::string>(out["error"], "class");
-  const runs::Outcome said = runs::outcome_named(reason);
   runs::set_failure(row, said == runs::Outcome::ok ? runs::Outcome::no_output : said, error_class);
   if (said == runs::Outcome::canvas_size && row.width && row.height) {
     row.detail = runs::describe_size(*row.width, *row.height);
