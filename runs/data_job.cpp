@@ -57,7 +57,7 @@ DataRunResult interpret_data_job(sandbox::JobResult job) {
   };
   // The sandbox's verdict comes first: a stop by the host, a crash, a refused layer.
   if (job.reason != sandbox::Reason::ok && job.reason != sandbox::Reason::nonzero_exit) {
-    r.outcome = outcome_named(sandbox::to_string(job.reason));
+    r.outcome = sandbox_outcome(job.reason);
     r.job = std::move(job);
     return r;
   }

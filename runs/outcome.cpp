@@ -120,6 +120,8 @@ std::optional<Outcome> parse_outcome(std::string_view name) {
 
 Outcome outcome_named(std::string_view name) { return parse_outcome(name).value_or(Outcome::unknown); }
 
+Outcome sandbox_outcome(sandbox::Reason reason) { return outcome_named(sandbox::to_string(reason)); }
+
 std::ostream& operator<<(std::ostream& out, Outcome o) { return out << to_string(o); }
 
 void to_json(nlohmann::json& j, Outcome o) { j = std::string(to_string(o)); }

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "sandbox/job.hpp"
+
 namespace plotq::runs {
 
 // In the order of kOutcomes (a static_assert in outcome.cpp holds them together).
@@ -73,6 +75,8 @@ std::optional<Outcome> parse_outcome(std::string_view name);
 // A name from a layer below: its outcome, or `unknown` (a failure of the code's run, never the
 // host's, never a refusal), so a new reason from below is never taken for success.
 Outcome outcome_named(std::string_view name);
+// The sandbox's verdict on a job as a run outcome (every sandbox::Reason has a row of its name).
+Outcome sandbox_outcome(sandbox::Reason reason);
 
 // Write the wire name (test reports, log lines, JSON answers), never the enum's number.
 std::ostream& operator<<(std::ostream& out, Outcome o);

@@ -175,7 +175,7 @@ ThemeRun interpret_render_job(sandbox::JobResult job, RenderMode mode, const std
   // The sandbox's verdict comes first: a stop by the host, a crash, a refused layer, an output
   // that was not a regular file or was over its cap.
   if (job.reason != sandbox::Reason::ok && job.reason != sandbox::Reason::nonzero_exit)
-    return done(outcome_named(sandbox::to_string(job.reason)));
+    return done(sandbox_outcome(job.reason));
 
   // The record is written inside the sandbox: it counts only when it agrees with the process.
   nlohmann::json rec;

@@ -83,6 +83,7 @@ TEST_CASE("outcomes: every sandbox reason has its row") {
                    Reason::invalid_job}) {
     INFO(plotq::sandbox::to_string(r));
     CHECK(known_outcome(plotq::sandbox::to_string(r)));
+    CHECK(plotq::runs::to_string(plotq::runs::sandbox_outcome(r)) == plotq::sandbox::to_string(r));
   }
 }
 
